@@ -1,0 +1,577 @@
+#include "core/node.h"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <string>
+
+#include "core/bytes.h"
+
+namespace tob::core {
+namespace {
+
+constexpr uint64_t bit(NodeId n) { return uint64_t{1} << n; }
+constexpr size_t kMembershipBody = 8;
+// Header, trailer, membership section and the batch section's header.
+constexpr size_t kFrameOverhead =
+    kMinFrameBytes + 2 * kSectionHeaderBytes + kMembershipBody;
+
+}  // namespace
+
+const char* to_string(Reason r) {
+  switch (r) {
+    case Reason::none: return "none";
+    case Reason::sender_omission: return "sender omission";
+    case Reason::receiver_omission: return "receiver omission";
+    case Reason::suspicion_confirmed: return "suspicion confirmed";
+    case Reason::not_admitted: return "not admitted";
+    case Reason::two_member_timeout: return "two-member timeout";
+    case Reason::scheduling_delay: return "scheduling delay";
+    case Reason::excluded_by_peers: return "excluded by peers";
+    case Reason::left: return "left";
+  }
+  return "unknown";
+}
+
+const char* to_string(EventKind k) {
+  switch (k) {
+    case EventKind::membership_created: return "membership-created";
+    case EventKind::admitted: return "admitted";
+    case EventKind::removed: return "removed";
+    case EventKind::self_shutdown: return "self-shutdown";
+    case EventKind::suspicion_raised: return "suspicion-raised";
+    case EventKind::suspicion_cleared: return "suspicion-cleared";
+    case EventKind::rejoin_started: return "rejoin-started";
+  }
+  return "unknown";
+}
+
+const char* to_string(FrameVerdict v) {
+  switch (v) {
+    case FrameVerdict::accepted: return "accepted";
+    case FrameVerdict::duplicate: return "duplicate";
+    case FrameVerdict::wrong_cluster: return "wrong-cluster";
+    case FrameVerdict::own_frame: return "own-frame";
+    case FrameVerdict::unknown_sender: return "unknown-sender";
+    case FrameVerdict::outside_window: return "outside-window";
+    case FrameVerdict::malformed_batch: return "malformed-batch";
+    case FrameVerdict::not_running: return "not-running";
+  }
+  return "unknown";
+}
+
+const char* to_string(SelfState s) {
+  switch (s) {
+    case SelfState::listening: return "listening";
+    case SelfState::joining: return "joining";
+    case SelfState::member: return "member";
+    case SelfState::silent: return "silent";
+    case SelfState::stopped: return "stopped";
+  }
+  return "unknown";
+}
+
+Result<bool> NodeConfig::validate() const {
+  auto s = Schedule::create(schedule);
+  if (!s) return s.error();
+  const auto n = static_cast<int>(schedule.slots.size());
+  if (self >= n)
+    return Error{"node id " + std::to_string(self) + " is not in the schedule (nodes 0.." +
+                 std::to_string(n - 1) + ")"};
+  if (frame_bytes_max > 9000) return Error{"frame size above 9000 bytes (jumbo frame limit)"};
+  if (payload_bytes_max == 0 || payload_bytes_max > UINT16_MAX)
+    return Error{"payload size must be 1..65535 bytes"};
+  const size_t need = kFrameOverhead + kBatchHeaderBytes + kBatchEntryHeaderBytes + payload_bytes_max;
+  if (frame_bytes_max < need)
+    return Error{"frame size " + std::to_string(frame_bytes_max) +
+                 " bytes cannot carry one message of the maximum payload (needs " +
+                 std::to_string(need) + " bytes)"};
+  if (queue_msgs_max == 0) return Error{"queue must hold at least one message"};
+  if (queue_bytes_max < payload_bytes_max)
+    return Error{"queue bytes must be at least the maximum payload"};
+  if (batch_msgs_max == 0 || batch_msgs_max > 4096) return Error{"batch size must be 1..4096 messages"};
+  if (two_member_wait_cycles < 1) return Error{"two-member wait must be at least one cycle"};
+  if (rejoin_silence_cycles < 2)
+    return Error{"rejoin silence must be at least two cycles (seed 000 §5.3.2)"};
+  if (stall_limit_ns < 0) return Error{"stall limit must not be negative"};
+  return true;
+}
+
+Result<Node> Node::create(const NodeConfig& config) {
+  auto ok = config.validate();
+  if (!ok) return ok.error();
+  auto sched = Schedule::create(config.schedule);
+  return Node(config, std::move(sched.value()));
+}
+
+Node::Node(const NodeConfig& config, Schedule sched)
+    : config_(config),
+      sched_(std::move(sched)),
+      self_(config.self),
+      n_(sched_.node_count()),
+      queue_(config.queue_msgs_max, config.queue_bytes_max, config.payload_bytes_max) {
+  if (config_.stall_limit_ns == 0) config_.stall_limit_ns = sched_.cycle_ns();
+  batch_bytes_max_ = config_.frame_bytes_max - kFrameOverhead;
+  message_bytes_.resize(static_cast<size_t>(kMaxNodes) * kMessageSlots * batch_bytes_max_);
+  next_msg_id_ = config_.first_msg_id;
+  const auto copies = static_cast<size_t>(sched_.sends_per_slot());
+  tx_bytes_.resize(2 * copies * config_.frame_bytes_max);
+  // Bounded work per call: turns processed in one call are limited by the stall limit.
+  const int64_t cycles_per_call = config_.stall_limit_ns / sched_.cycle_ns() + 2;
+  const auto turns = static_cast<size_t>(cycles_per_call) * static_cast<size_t>(n_);
+  deliveries_max_ = turns * config_.batch_msgs_max;
+  actions_.tx.reserve(2 * copies * static_cast<size_t>(cycles_per_call));
+  actions_.deliveries.reserve(deliveries_max_);
+  actions_.events.reserve(turns * 2 + 8);
+  actions_.undelivered.reserve(2 * config_.batch_msgs_max);
+}
+
+void Node::clear_if_taken() {
+  if (!taken_) return;
+  actions_.tx.clear();
+  actions_.deliveries.clear();
+  actions_.events.clear();
+  actions_.undelivered.clear();
+  taken_ = false;
+}
+
+const Actions& Node::take_actions() {
+  taken_ = true;
+  return actions_;
+}
+
+int64_t Node::next_deadline_ns() const {
+  if (!started_) return INT64_MIN;
+  return sched_.turn(next_seq_).membership_point_ns;
+}
+
+SubmitResult Node::submit(uint16_t client, std::span<const uint8_t> payload, int64_t submit_ns) {
+  const SubmitStatus st = queue_.push(client, payload, submit_ns, next_msg_id_);
+  if (st != SubmitStatus::ok) {
+    ++counters_.msgs_refused;
+    return {st, 0};
+  }
+  ++counters_.msgs_submitted;
+  return {st, next_msg_id_++};
+}
+
+void Node::stop() {
+  clear_if_taken();
+  state_ = SelfState::stopped;
+}
+
+void Node::on_time(int64_t now_ns) {
+  clear_if_taken();
+  if (state_ == SelfState::stopped) return;
+  advance(now_ns);
+}
+
+void Node::advance(int64_t now_ns) {
+  if (!started_) {
+    started_ = true;
+    const int64_t start = std::max(now_ns, sched_.epoch_ns());
+    started_ns_ = start;
+    last_now_ns_ = now_ns;
+    listen_until_ns_ = start + sched_.cycle_ns();
+    next_seq_ = sched_.next_turn_after(start - 1).seq;
+  }
+  if (now_ns <= last_now_ns_) return;  // time never goes back; equal time: nothing new
+  const int64_t gap_ns = now_ns - last_now_ns_;
+  last_now_ns_ = now_ns;
+  if (gap_ns > config_.stall_limit_ns &&
+      (state_ == SelfState::member || state_ == SelfState::joining)) {
+    // seed 000 §5.3.2 timing failures: a node that ran late must not act on stale state.
+    shutdown(sched_.turn(next_seq_), Reason::scheduling_delay);
+  }
+  // After a long stall, skip turns that no longer matter (the node is not a member).
+  if (state_ != SelfState::member && state_ != SelfState::joining) {
+    const Turn skip_to = sched_.next_turn_after(now_ns - 2 * sched_.cycle_ns());
+    if (skip_to.seq > next_seq_) next_seq_ = skip_to.seq;
+  }
+  for (Turn t = sched_.turn(next_seq_); t.membership_point_ns <= now_ns; t = sched_.turn(next_seq_)) {
+    process_turn(t);
+    ++next_seq_;
+    if (state_ == SelfState::stopped) break;
+  }
+}
+
+bool Node::fresh(NodeId j, int64_t after_seq) const {
+  return rows_[j].valid && rows_[j].seq > after_seq;
+}
+
+void Node::process_turn(const Turn& t) {
+  last_turn_cycle_ = t.cycle;
+  if (state_ == SelfState::silent && t.membership_point_ns >= silent_until_ns_) {
+    // It kept receiving while silent, so the silence also served as its listening cycle.
+    state_ = config_.rejoin_after_shutdown ? SelfState::listening : SelfState::stopped;
+    listen_until_ns_ = t.membership_point_ns;
+    if (state_ == SelfState::listening) emit(EventKind::rejoin_started, self_, Reason::none, t);
+  }
+  if (state_ == SelfState::member) ++counters_.membership_points;
+  decide(t);
+  received_ &= ~bit(t.node);  // a new slot of t.node begins
+  if (t.node != self_) return;
+
+  if (state_ == SelfState::member) {
+    // seed 000 §6.2.1: a two-member membership cannot decide; give up after a bounded wait.
+    if (member_count_ == 2) {
+      if (++small_group_cycles_ > config_.two_member_wait_cycles) {
+        shutdown(t, Reason::two_member_timeout);
+        return;
+      }
+    } else {
+      small_group_cycles_ = 0;
+    }
+    transmit(t);
+  } else if (state_ == SelfState::listening && t.membership_point_ns >= listen_until_ns_) {
+    stage_[self_] = Stage::active;  // seed 000 §6.2.1: announce, admission one cycle later
+    state_ = SelfState::joining;
+    transmit(t);
+  }
+}
+
+void Node::decide(const Turn& t) {
+  const NodeId n = t.node;
+  const int64_t prev = t.seq - n_;  // n's previous slot
+  const bool got = rows_[n].valid && rows_[n].seq == prev;
+  const bool me_member = state_ == SelfState::member;
+
+  if (stage_[n] == Stage::active) {
+    bool admitted = false;
+    const bool creating = member_count_ == 0;
+    if (got && creating) {
+      // seed 000 §6.2.1: the first active node creates the membership when another active
+      // node confirmed its frame through its view vector.
+      for (NodeId j = 0; j < n_ && !admitted; ++j)
+        admitted = j != n && fresh(j, prev) && rows_[j].stage == Stage::active &&
+                   (rows_[j].view_vector & bit(n)) != 0;
+    } else if (got) {
+      // Admitted when every member's view vector shows n's frame.
+      admitted = true;
+      for (NodeId j = 0; j < n_; ++j)
+        if ((members_ & bit(j)) != 0 && !(fresh(j, prev) && (rows_[j].view_vector & bit(n)) != 0))
+          admitted = false;
+    }
+    if (admitted) {
+      admit(t, n, creating);
+    } else {
+      stage_[n] = Stage::inactive;
+      if (n == self_) shutdown(t, Reason::not_admitted);
+    }
+  } else if (stage_[n] == Stage::member) {
+    if (member_count_ < 3) {
+      // seed 000 §6.2.2: no membership decisions below three members, and no service
+      // messages: a batch sent while there were three is discarded by everyone alike.
+      discard_message(t, n, Reason::none);
+    } else {
+      Reason fail = Reason::none;
+      const NodeId suspected = got ? rows_[n].suspected : kNoNode;
+      if (suspected != kNoNode && suspected < n_) {
+        // seed 000 §6.2.2: the suspicion is confirmed if pred(n) is still a member.
+        if (stage_[suspected] == Stage::member) {
+          fail = Reason::suspicion_confirmed;
+        } else if (me_member || n == self_) {
+          emit(EventKind::suspicion_cleared, n, Reason::none, t);
+        }
+      }
+      if (fail == Reason::none) {
+        int missing = 0;  // members that did not receive n's last frame
+        for (NodeId j = 0; j < n_; ++j)
+          if (j != n && (members_ & bit(j)) != 0 && fresh(j, prev) &&
+              (rows_[j].view_vector & bit(n)) == 0)
+            ++missing;
+        if (missing >= 2) fail = Reason::sender_omission;
+      }
+      if (fail == Reason::none && n == self_) receiver_omission_check(t);
+      if (state_ != SelfState::member && n == self_) return;  // shut down by the check
+      if (fail != Reason::none) {
+        discard_message(t, n, fail);
+        remove(t, n, fail);
+        return;
+      }
+      if (me_member && n != self_ && !got) {
+        // n stays a member and its message is delivered, but this node lacks it: the omission
+        // is this node's (self-checking node, seed 000 §5.1).
+        shutdown(t, Reason::receiver_omission);
+        return;
+      }
+      if (me_member && (got || n == self_)) deliver_message(t, n);
+      return;
+    }
+  }
+  // Whatever n's stage in this node's view: if another member received n's frame and this node
+  // did not, this node has an incoming link failure (covers joiners it never saw announce).
+  if (me_member && n != self_ && !got) {
+    for (NodeId j = 0; j < n_; ++j) {
+      if (j != self_ && j != n && (members_ & bit(j)) != 0 && fresh(j, prev) &&
+          (rows_[j].view_vector & bit(n)) != 0) {
+        shutdown(t, Reason::receiver_omission);
+        return;
+      }
+    }
+  }
+}
+
+void Node::receiver_omission_check(const Turn& t) {
+  // seed 000 §6.2.2, checked by n = self at its own membership point over the last cycle.
+  const int self_pos = sched_.position_of(self_);
+  int missing = 0;
+  NodeId culprit = kNoNode;
+  int64_t culprit_seq = -1;
+  for (NodeId k = 0; k < n_; ++k) {
+    if (k == self_ || (members_ & bit(k)) == 0) continue;
+    const int back = (self_pos - sched_.position_of(k) + n_) % n_;
+    const int64_t k_seq = t.seq - back;  // k's latest slot before this membership point
+    if (!(rows_[k].valid && rows_[k].seq == k_seq)) {
+      ++missing;
+      culprit = k;
+      culprit_seq = k_seq;
+    }
+  }
+  if (missing >= 2) {
+    shutdown(t, Reason::receiver_omission);
+    return;
+  }
+  if (missing == 0) return;
+  // pred(n): the member whose turn comes right before n's.
+  NodeId pred = kNoNode;
+  for (int back = 1; back < n_; ++back) {
+    const NodeId k = sched_.node_at((self_pos - back + n_) % n_);
+    if ((members_ & bit(k)) != 0) {
+      pred = k;
+      break;
+    }
+  }
+  if (culprit == pred) {
+    // Nobody has spoken since pred's slot: whose fault it is shows in the next cycle.
+    suspicion_ = culprit;
+    ++counters_.suspicions;
+    emit(EventKind::suspicion_raised, culprit, Reason::none, t);
+    return;
+  }
+  // pred(n) sent after the culprit: if it received the culprit's frame, the fault is ours.
+  if (pred != kNoNode && fresh(pred, culprit_seq) && (rows_[pred].view_vector & bit(culprit)) != 0)
+    shutdown(t, Reason::receiver_omission);
+}
+
+std::span<uint8_t> Node::message_buffer(NodeId n, int64_t cycle) {
+  const auto idx = static_cast<size_t>(cycle % kMessageSlots);
+  const size_t off = (static_cast<size_t>(n) * kMessageSlots + idx) * batch_bytes_max_;
+  return {message_bytes_.data() + off, batch_bytes_max_};
+}
+
+const Node::Message* Node::message_of(NodeId n, int64_t cycle) const {
+  if (cycle < 0) return nullptr;
+  const Message& m = messages_[n][static_cast<size_t>(cycle % kMessageSlots)];
+  return m.cycle == cycle ? &m : nullptr;
+}
+
+void Node::deliver_message(const Turn& t, NodeId n) {
+  const Message* m = message_of(n, t.cycle - 1);
+  if (m == nullptr || m->count == 0) return;
+  const auto idx = static_cast<size_t>(m->cycle % kMessageSlots);
+  const size_t off = (static_cast<size_t>(n) * kMessageSlots + idx) * batch_bytes_max_;
+  BatchReader reader({message_bytes_.data() + off, m->bytes});
+  TOB_ASSERT(actions_.deliveries.size() + m->count <= deliveries_max_);
+  for (AppMessage am; reader.next(am);) {
+    actions_.deliveries.push_back(
+        {n, m->cycle, t.seq, t.membership_point_ns, am.msg_id, am.submit_ns, am.client, am.payload});
+  }
+  counters_.msgs_delivered += m->count;
+  if (n == self_) messages_[n][idx].count = 0;  // decided: never reported undelivered later
+}
+
+void Node::discard_message(const Turn& t, NodeId n, Reason why) {
+  if (n != self_) return;
+  const Message* m = message_of(n, t.cycle - 1);
+  if (m == nullptr || m->count == 0) return;
+  const auto idx = static_cast<size_t>(m->cycle % kMessageSlots);
+  const size_t off = (static_cast<size_t>(n) * kMessageSlots + idx) * batch_bytes_max_;
+  BatchReader reader({message_bytes_.data() + off, m->bytes});
+  for (AppMessage am; reader.next(am);) {
+    if (actions_.undelivered.size() == actions_.undelivered.capacity()) break;
+    actions_.undelivered.push_back({am.msg_id, am.client, m->cycle, why});
+  }
+  counters_.msgs_undelivered += m->count;
+  messages_[n][idx].count = 0;  // reported once
+}
+
+void Node::set_members(uint64_t members) {
+  members_ = members;
+  member_count_ = std::popcount(members);
+  for (NodeId k = 0; k < n_; ++k) {
+    if ((members & bit(k)) != 0) {
+      stage_[k] = Stage::member;
+    } else if (stage_[k] == Stage::member) {
+      stage_[k] = Stage::inactive;
+    }
+  }
+}
+
+void Node::admit(const Turn& t, NodeId n, bool created) {
+  set_members(members_ | bit(n));
+  if (n == self_) {
+    state_ = SelfState::member;
+    admitted_seq_ = t.seq;
+    small_group_cycles_ = 0;
+  }
+  ++counters_.admissions;
+  if (state_ == SelfState::member)
+    emit(created ? EventKind::membership_created : EventKind::admitted, n, Reason::none, t);
+}
+
+void Node::remove(const Turn& t, NodeId n, Reason why) {
+  if (n == self_) {
+    shutdown(t, why);
+    return;
+  }
+  set_members(members_ & ~bit(n));
+  stage_[n] = Stage::inactive;
+  ++counters_.removals;
+  if (state_ == SelfState::member) emit(EventKind::removed, n, why, t);
+}
+
+void Node::shutdown(const Turn& t, Reason why) {
+  if (state_ == SelfState::silent || state_ == SelfState::stopped) return;
+  // The own batch sent last and not yet decided: its outcome is unknown to this node. At its
+  // own turn that is the previous cycle's; at another node's turn, the latest own slot before.
+  const int back = t.node == self_ ? n_
+                                   : (sched_.position_of(t.node) - sched_.position_of(self_) + n_) % n_;
+  const Turn last_own = sched_.turn(t.seq - back);
+  discard_message(sched_.turn_of(last_own.cycle + 1, self_), self_, why);
+  emit(EventKind::self_shutdown, self_, why, t);
+  ++counters_.self_shutdowns;
+  state_ = SelfState::silent;
+  silent_until_ns_ = t.membership_point_ns + config_.rejoin_silence_cycles * sched_.cycle_ns();
+  stage_.fill(Stage::inactive);
+  members_ = 0;
+  member_count_ = 0;
+  suspicion_ = kNoNode;
+  admitted_seq_ = -1;
+  small_group_cycles_ = 0;
+}
+
+void Node::emit(EventKind k, NodeId n, Reason r, const Turn& t) {
+  if (actions_.events.size() == actions_.events.capacity()) return;  // bounded; counters still tell
+  actions_.events.push_back({k, n, r, t.cycle, t.seq, t.membership_point_ns, members_});
+}
+
+void Node::transmit(const Turn& t) {
+  const bool member = state_ == SelfState::member;
+  // Own batch first, straight into this node's message buffer (delivered from there).
+  Message& own = messages_[self_][static_cast<size_t>(t.cycle % kMessageSlots)];
+  own = {t.cycle, 0, 0};
+  std::span<uint8_t> own_buf = message_buffer(self_, t.cycle);
+  if (member && member_count_ >= 3 && !queue_.empty()) {
+    BatchWriter bw(own_buf);
+    size_t taken = 0;
+    while (!queue_.empty() && taken < config_.batch_msgs_max) {
+      const AppMessage m = queue_.front();
+      if (!bw.add(m)) break;
+      queue_.pop();
+      ++taken;
+    }
+    own.bytes = bw.finish();
+    own.count = bw.count();
+    counters_.msgs_sent += own.count;
+  }
+
+  const uint64_t view_vector = received_ | bit(self_);
+  rows_[self_] = {true, t.seq, view_vector, members_, member, stage_[self_], suspicion_};
+  received_ |= bit(self_);
+
+  FrameHeader h;
+  h.cluster_id = config_.cluster_id;
+  h.sender = self_;
+  h.cycle = static_cast<uint64_t>(t.cycle);
+  h.view_vector = view_vector;
+  h.stage = member ? Stage::member : Stage::active;
+  h.suspected = suspicion_;
+  suspicion_ = kNoNode;  // carried once; resolved at the next membership point
+
+  const auto copies = static_cast<size_t>(sched_.sends_per_slot());
+  for (size_t copy = 0; copy < copies; ++copy) {
+    const size_t off = (static_cast<size_t>(tx_turn_) * copies + copy) * config_.frame_bytes_max;
+    std::span<uint8_t> buf(tx_bytes_.data() + off, config_.frame_bytes_max);
+    h.flags = copy == 0 ? 0 : kFlagSecondCopy;
+    FrameWriter w(buf);
+    w.begin(h);
+    if (member) {
+      uint8_t body[kMembershipBody];
+      store_be64(body, members_);
+      w.add_section(SectionType::membership, 0, body);
+    }
+    if (own.bytes > 0) w.add_section(SectionType::app_batch, 0, own_buf.first(own.bytes));
+    const size_t len = w.finish();
+    TOB_ASSERT(len > 0);  // sized in validate(): a full batch always fits
+    actions_.tx.push_back({sched_.transmit_ns(t.cycle, self_, static_cast<int>(copy)), t.cycle,
+                           static_cast<uint8_t>(copy), buf.first(len)});
+    ++counters_.frames_tx;
+  }
+  tx_turn_ ^= 1;
+}
+
+FrameVerdict Node::on_frame(const FrameView& frame, int64_t rx_ns) {
+  clear_if_taken();
+  const auto verdict = [&](FrameVerdict v) {
+    ++counters_.frames_rx[static_cast<int>(v)];
+    return v;
+  };
+  if (state_ == SelfState::stopped) return verdict(FrameVerdict::not_running);
+  advance(rx_ns);
+  if (state_ == SelfState::stopped) return verdict(FrameVerdict::not_running);
+  const FrameHeader& h = frame.header;
+  if (h.cluster_id != config_.cluster_id) return verdict(FrameVerdict::wrong_cluster);
+  if (h.sender >= n_) return verdict(FrameVerdict::unknown_sender);
+  if (h.sender == self_) return verdict(FrameVerdict::own_frame);
+  const int64_t rx_cycle = sched_.cycle_of(rx_ns);
+  if (rx_cycle < 0 || h.cycle != static_cast<uint64_t>(rx_cycle))
+    return verdict(FrameVerdict::outside_window);
+  const auto c = static_cast<int64_t>(h.cycle);
+  if (!sched_.reception_window(c, h.sender).contains(rx_ns))
+    return verdict(FrameVerdict::outside_window);
+  const int64_t seq = sched_.turn_of(c, h.sender).seq;
+  if (next_seq_ != seq + 1) return verdict(FrameVerdict::outside_window);  // decided without it
+  if (rows_[h.sender].valid && rows_[h.sender].seq == seq) return verdict(FrameVerdict::duplicate);
+
+  // Sections this core understands; unknown ones are skipped (later versions add more).
+  std::span<const uint8_t> batch;
+  uint16_t batch_count = 0;
+  uint64_t members = 0;
+  bool has_members = false;
+  SectionView s;
+  for (size_t off = 0; frame.next_section(off, s);) {
+    if (s.type == SectionType::app_batch) {
+      if (s.body.size() > batch_bytes_max_ || !validate_batch(s.body, &batch_count))
+        return verdict(FrameVerdict::malformed_batch);
+      batch = s.body;
+    } else if (s.type == SectionType::membership) {
+      if (s.body.size() != kMembershipBody) return verdict(FrameVerdict::malformed_batch);
+      members = load_be64(s.body.data());
+      has_members = true;
+    }
+  }
+
+  const NodeId k = h.sender;
+  rows_[k] = {true, seq, h.view_vector, members, has_members, h.stage, h.suspected};
+  received_ |= bit(k);
+  Message& m = messages_[k][static_cast<size_t>(c % kMessageSlots)];
+  m = {c, batch.size(), batch_count};
+  if (!batch.empty()) std::memcpy(message_buffer(k, c).data(), batch.data(), batch.size());
+
+  if (h.stage == Stage::active) {
+    if (stage_[k] == Stage::member) {
+      // It announces itself as joining: it shut down and came back (only possible where no
+      // decisions are taken, below three members). Everyone who hears it does the same.
+      const Turn t = sched_.turn(seq);
+      remove(t, k, Reason::left);
+    }
+    stage_[k] = Stage::active;
+  } else if (h.stage == Stage::member && has_members && state_ != SelfState::member) {
+    set_members(members);  // a non-member learns the membership from the members
+    if (state_ == SelfState::joining) stage_[self_] = Stage::active;
+  }
+  return verdict(FrameVerdict::accepted);
+}
+
+}  // namespace tob::core

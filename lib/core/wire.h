@@ -1,0 +1,142 @@
+// Wire codec for slot frames: header, section framing and CRC32C trailer (DESIGN §5,
+// docs/wire-format.md). The codec covers the TOB payload of an Ethernet frame; the dataplane
+// adds the Ethernet (and 802.1Q) header.
+//
+// off len field
+//   0   2 magic 0x70B1            20   8 view vector
+//   2   1 version (1)             28   1 stage
+//   3   1 kind (1 = slot frame)   29   1 suspected node (0xFF none)
+//   4   2 cluster id              30   2 section count
+//   6   1 sender node id          32   4 section bytes
+//   7   1 flags                   36   . sections: type u8, flags u8, length u16, body
+//   8   8 cycle number             .   4 CRC32C over everything before it
+//  16   2 segment index
+//  18   2 segment count
+//
+// The encoder writes into a caller-provided buffer; the decoder returns a view into the
+// caller's bytes or a typed error. It is total: no input makes it read past the buffer.
+// Bytes after the trailer are ignored (Ethernet pads short frames to 60 bytes).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "core/schedule.h"
+
+namespace tob::core {
+
+inline constexpr uint16_t kFrameMagic = 0x70B1;
+inline constexpr uint8_t kWireVersion = 1;
+inline constexpr uint16_t kEtherType = 0x88B5;
+inline constexpr size_t kHeaderBytes = 36;
+inline constexpr size_t kSectionHeaderBytes = 4;
+inline constexpr size_t kTrailerBytes = 4;
+inline constexpr size_t kMinFrameBytes = kHeaderBytes + kTrailerBytes;
+inline constexpr size_t kMaxSectionBody = 0xFFFF;
+
+enum class FrameKind : uint8_t { slot = 1 };
+
+// Stage of a node in the MARS membership (seed 000 §6.1, table 6.2).
+enum class Stage : uint8_t { inactive = 0, active = 1, member = 2 };
+
+enum FrameFlags : uint8_t { kFlagSecondCopy = 1u << 0 };
+
+enum class SectionType : uint8_t {
+  app_batch = 1,
+  otfp_vote = 2,
+  otfp_phase2a = 3,
+  retransmit_request = 4,
+  retransmit_data = 5,
+  ic_round = 6,
+  clock_sync = 7,
+  membership = 8,  // join/state transfer: the sender's member set
+};
+
+struct FrameHeader {
+  FrameKind kind = FrameKind::slot;
+  uint16_t cluster_id = 0;
+  NodeId sender = 0;
+  uint8_t flags = 0;
+  uint64_t cycle = 0;
+  uint16_t segment_index = 0;
+  uint16_t segment_count = 1;
+  uint64_t view_vector = 0;
+  Stage stage = Stage::inactive;
+  NodeId suspected = kNoNode;
+};
+
+struct SectionView {
+  SectionType type;
+  uint8_t flags;
+  std::span<const uint8_t> body;
+};
+
+enum class DecodeError : uint8_t {
+  none = 0,
+  too_short,
+  bad_magic,
+  bad_version,
+  bad_kind,
+  bad_sender,
+  bad_segment,
+  bad_stage,
+  bad_suspect,
+  bad_length,       // section bytes beyond the buffer
+  bad_crc,
+  section_overrun,  // a section's length runs past the section area
+  section_count,    // count in the header disagrees with the sections found
+};
+inline constexpr int kDecodeErrorCount = 13;
+const char* to_string(DecodeError e);
+
+// A decoded frame: the header and a view of its (already validated) section area.
+class FrameView {
+ public:
+  FrameHeader header;
+  uint16_t section_count = 0;
+  std::span<const uint8_t> sections;  // the section area, validated
+  size_t frame_bytes = 0;             // header + sections + trailer
+
+  // Iterates sections in order. Usage: for (size_t off = 0; v.next_section(off, s);) {...}
+  bool next_section(size_t& offset, SectionView& out) const;
+  // First section of a type, if any.
+  bool find_section(SectionType type, SectionView& out) const;
+};
+
+struct DecodeResult {
+  DecodeError error = DecodeError::none;
+  FrameView view;
+  bool ok() const { return error == DecodeError::none; }
+};
+
+DecodeResult decode_frame(std::span<const uint8_t> bytes);
+
+// Builds one frame in a caller buffer. Sections are written in place:
+//   FrameWriter w(buf); w.begin(h); auto body = w.open_section(t, 0, max); ...; w.close_section(n);
+//   size_t len = w.finish();   // 0 when the buffer was too small at any step
+class FrameWriter {
+ public:
+  explicit FrameWriter(std::span<uint8_t> buffer) : buf_(buffer) {}
+
+  bool begin(const FrameHeader& header);
+  // Space for a section body of at most max_body bytes (bounded by the buffer and 0xFFFF);
+  // empty span when no room is left.
+  std::span<uint8_t> open_section(SectionType type, uint8_t flags, size_t max_body);
+  void close_section(size_t body_bytes);
+  bool add_section(SectionType type, uint8_t flags, std::span<const uint8_t> body);
+  // Remaining room for section bodies, accounting for the next section header and trailer.
+  size_t room() const;
+  size_t finish();
+  bool failed() const { return failed_; }
+
+ private:
+  std::span<uint8_t> buf_;
+  size_t pos_ = 0;
+  size_t open_at_ = 0;
+  uint16_t sections_ = 0;
+  bool open_ = false;
+  bool failed_ = false;
+};
+
+}  // namespace tob::core
