@@ -174,14 +174,15 @@ void Node::advance(int64_t now_ns) {
     last_now_ns_ = now_ns;
     listen_until_ns_ = start + sched_.cycle_ns();
     next_seq_ = sched_.next_turn_after(start - 1).seq;
-  }
-  if (now_ns <= last_now_ns_) return;  // time never goes back; equal time: nothing new
-  const int64_t gap_ns = now_ns - last_now_ns_;
-  last_now_ns_ = now_ns;
-  if (gap_ns > config_.stall_limit_ns &&
-      (state_ == SelfState::member || state_ == SelfState::joining)) {
-    // seed 000 §5.3.2 timing failures: a node that ran late must not act on stale state.
-    shutdown(sched_.turn(next_seq_), Reason::scheduling_delay);
+  } else {
+    if (now_ns <= last_now_ns_) return;  // time never goes back; equal time: nothing new
+    const int64_t gap_ns = now_ns - last_now_ns_;
+    last_now_ns_ = now_ns;
+    if (gap_ns > config_.stall_limit_ns &&
+        (state_ == SelfState::member || state_ == SelfState::joining)) {
+      // seed 000 §5.3.2 timing failures: a node that ran late must not act on stale state.
+      shutdown(sched_.turn(next_seq_), Reason::scheduling_delay);
+    }
   }
   // After a long stall, skip turns that no longer matter (the node is not a member).
   if (state_ != SelfState::member && state_ != SelfState::joining) {
@@ -378,7 +379,11 @@ void Node::deliver_message(const Turn& t, NodeId n) {
         {n, m->cycle, t.seq, t.membership_point_ns, am.msg_id, am.submit_ns, am.client, am.payload});
   }
   counters_.msgs_delivered += m->count;
-  if (n == self_) messages_[n][idx].count = 0;  // decided: never reported undelivered later
+  if (n == self_) {
+    TOB_ASSERT(queue_.in_flight() == m->count);
+    queue_.ack_in_flight(m->count);
+    messages_[n][idx].count = 0;  // decided once
+  }
 }
 
 void Node::discard_message(const Turn& t, NodeId n, Reason why) {
@@ -386,14 +391,23 @@ void Node::discard_message(const Turn& t, NodeId n, Reason why) {
   const Message* m = message_of(n, t.cycle - 1);
   if (m == nullptr || m->count == 0) return;
   const auto idx = static_cast<size_t>(m->cycle % kMessageSlots);
-  const size_t off = (static_cast<size_t>(n) * kMessageSlots + idx) * batch_bytes_max_;
-  BatchReader reader({message_bytes_.data() + off, m->bytes});
-  for (AppMessage am; reader.next(am);) {
-    if (actions_.undelivered.size() == actions_.undelivered.capacity()) break;
-    actions_.undelivered.push_back({am.msg_id, am.client, m->cycle, why});
+  TOB_ASSERT(queue_.in_flight() == m->count);
+  if (why == Reason::none) {
+    // Discarded by every member alike (too few members): nobody delivered it, so the
+    // messages go out again, in order, when the node can send service messages again.
+    queue_.rewind();
+  } else {
+    // The node failed: others may or may not have delivered the batch. Report it.
+    const size_t off = (static_cast<size_t>(n) * kMessageSlots + idx) * batch_bytes_max_;
+    BatchReader reader({message_bytes_.data() + off, m->bytes});
+    for (AppMessage am; reader.next(am);) {
+      TOB_ASSERT(actions_.undelivered.size() < actions_.undelivered.capacity());
+      actions_.undelivered.push_back({am.msg_id, am.client, m->cycle, why});
+    }
+    counters_.msgs_undelivered += m->count;
+    queue_.ack_in_flight(m->count);
   }
-  counters_.msgs_undelivered += m->count;
-  messages_[n][idx].count = 0;  // reported once
+  messages_[n][idx].count = 0;  // decided once
 }
 
 void Node::set_members(uint64_t members) {
@@ -462,13 +476,13 @@ void Node::transmit(const Turn& t) {
   Message& own = messages_[self_][static_cast<size_t>(t.cycle % kMessageSlots)];
   own = {t.cycle, 0, 0};
   std::span<uint8_t> own_buf = message_buffer(self_, t.cycle);
-  if (member && member_count_ >= 3 && !queue_.empty()) {
+  TOB_ASSERT(queue_.in_flight() == 0);  // the previous own batch was decided at this turn
+  if (member && member_count_ >= 3 && queue_.has_unsent()) {
     BatchWriter bw(own_buf);
     size_t taken = 0;
-    while (!queue_.empty() && taken < config_.batch_msgs_max) {
-      const AppMessage m = queue_.front();
-      if (!bw.add(m)) break;
-      queue_.pop();
+    while (queue_.has_unsent() && taken < config_.batch_msgs_max) {
+      if (!bw.add(queue_.next_unsent())) break;
+      queue_.mark_sent();
       ++taken;
     }
     own.bytes = bw.finish();

@@ -236,7 +236,6 @@ class Node {
   int64_t admitted_seq_ = -1;     // turn at which this node became a member
   int small_group_cycles_ = 0;
   NodeId suspicion_ = kNoNode;    // own receiver-omission suspicion (culprit), seed 000 §6.2.2
-  int64_t suspicion_seq_ = -1;
 
   std::array<Stage, kMaxNodes> stage_{};
   uint64_t members_ = 0;

@@ -53,6 +53,17 @@ SubmitStatus SubmitQueue::push(uint16_t client, std::span<const uint8_t> payload
   return SubmitStatus::ok;
 }
 
+AppMessage SubmitQueue::next_unsent() const {
+  TOB_ASSERT(in_flight_ < count_);
+  const Entry& e = entries_[(head_ + in_flight_) % entries_.size()];
+  return {e.msg_id, e.submit_ns, e.client, std::span<const uint8_t>(bytes_.data() + e.offset, e.length)};
+}
+
+void SubmitQueue::ack_in_flight(size_t n) {
+  TOB_ASSERT(n <= in_flight_);
+  for (size_t k = 0; k < n; ++k) pop();
+}
+
 AppMessage SubmitQueue::front() const {
   TOB_ASSERT(count_ > 0);
   const Entry& e = entries_[head_];
@@ -61,6 +72,7 @@ AppMessage SubmitQueue::front() const {
 
 void SubmitQueue::pop() {
   TOB_ASSERT(count_ > 0);
+  if (in_flight_ > 0) --in_flight_;
   payload_bytes_ -= entries_[head_].length;
   const size_t old_read = entries_[head_].offset;
   head_ = (head_ + 1) % entries_.size();

@@ -27,6 +27,15 @@ class SubmitQueue {
   AppMessage front() const;
   void pop();
 
+  // Send cursor: messages stay queued while in flight, so a batch whose fate is decided
+  // later can be acknowledged (delivered) or sent again (rewind), keeping FIFO order.
+  bool has_unsent() const { return in_flight_ < count_; }
+  AppMessage next_unsent() const;
+  void mark_sent() { ++in_flight_; }
+  size_t in_flight() const { return in_flight_; }
+  void ack_in_flight(size_t n);  // the oldest n in-flight messages are done: pop them
+  void rewind() { in_flight_ = 0; }
+
  private:
   struct Entry {
     uint64_t msg_id;
@@ -40,6 +49,7 @@ class SubmitQueue {
   size_t payload_bytes_max_;
   size_t head_ = 0;   // index of the oldest entry
   size_t count_ = 0;
+  size_t in_flight_ = 0;  // the oldest in_flight_ messages have been sent
   size_t write_ = 0;  // next byte offset to write
   bool wrapped_ = false;  // write_ has wrapped to the start, behind the oldest payload
   size_t payload_bytes_ = 0;

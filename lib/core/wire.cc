@@ -134,7 +134,9 @@ std::span<uint8_t> FrameWriter::open_section(SectionType type, uint8_t flags, si
     failed_ = true;
     return {};
   }
-  if (max_body > room()) {
+  // room() is 0 both when a header fits with an empty body and when not even the section
+  // header fits: check the latter explicitly, or an empty section would overrun the buffer.
+  if (buf_.size() < pos_ + kSectionHeaderBytes + kTrailerBytes || max_body > room()) {
     failed_ = true;
     return {};
   }

@@ -1,0 +1,47 @@
+// Property checkers over a simulation's records (DESIGN §6): validity, uniform agreement,
+// uniform integrity, uniform total order and FIFO of deliveries; membership agreement among
+// correct members; detection of a failed member by all within two cycles; delivery within one
+// cycle of sending. A node is *correct* if it never crashed and never shut itself down.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/schedule.h"
+#include "sim/records.h"
+
+namespace tob::sim {
+
+struct Violation {
+  std::string property;
+  std::string detail;
+};
+
+struct CheckStats {
+  uint64_t messages_delivered = 0;   // distinct messages delivered by at least one node
+  uint64_t deliveries = 0;           // delivery events over all nodes
+  uint64_t removals = 0;
+  uint64_t admissions = 0;
+  uint64_t self_shutdowns = 0;
+  uint64_t sent = 0;
+  uint64_t undelivered = 0;
+  int correct_nodes = 0;
+  int64_t detection_cycles_max_x1000 = 0;  // worst failure detection, in thousandths of a cycle
+  int failures_checked = 0;
+};
+
+struct CheckReport {
+  std::vector<Violation> violations;  // the first ones found, bounded
+  uint64_t violation_count = 0;
+  CheckStats stats;
+  bool ok() const { return violation_count == 0; }
+};
+
+// The names of the properties, in the order they are reported.
+const std::vector<std::string>& property_names();
+
+// tolerance_ns: slack for clock offsets between nodes (virtual vs local time).
+CheckReport check(const core::Schedule& schedule, const Records& records, int64_t tolerance_ns = 0);
+
+}  // namespace tob::sim

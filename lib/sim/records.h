@@ -1,0 +1,74 @@
+// What a simulation run observed, in virtual time. The checkers read only these records.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/node.h"
+#include "sim/scenario.h"
+
+namespace tob::sim {
+
+struct DeliveryRecord {
+  core::NodeId node;
+  int incarnation;
+  core::NodeId sender;
+  int64_t cycle;         // sender's transmit cycle
+  int64_t turn_seq;      // membership point that delivered it
+  int ordinal;           // position among the deliveries of that membership point
+  uint64_t msg_id;
+  int64_t virtual_ns;    // when the node delivered it
+  bool payload_ok;       // payload matches what the sender submitted under that id
+};
+
+struct EventRecord {
+  core::NodeId node;     // who observed it
+  int incarnation;
+  core::MembershipEvent event;
+  int64_t virtual_ns;
+};
+
+struct SentRecord {      // a message that left its sender in a slot frame
+  core::NodeId sender;
+  int incarnation;
+  uint64_t msg_id;
+  int64_t cycle;
+};
+
+struct UndeliveredRecord {
+  core::NodeId sender;
+  int incarnation;
+  core::Undelivered what;
+};
+
+struct NodeLife {        // per node: how it fared
+  int incarnations = 1;
+  bool crashed = false;
+  bool shut_down = false;  // self-shutdown at least once
+  std::vector<int64_t> crash_ns;
+  uint64_t submitted = 0;
+  uint64_t refused = 0;
+};
+
+struct InjectedFault {
+  Fault fault;
+  int64_t virtual_ns;
+};
+
+struct Records {
+  std::vector<DeliveryRecord> deliveries;
+  std::vector<EventRecord> events;
+  std::vector<SentRecord> sent;
+  std::vector<UndeliveredRecord> undelivered;
+  std::vector<NodeLife> lives;
+  std::vector<InjectedFault> faults;
+  int64_t end_ns = 0;
+  int64_t final_turn_seq = 0;
+  uint64_t frames_sent = 0;
+  uint64_t copies_lost = 0;
+  uint64_t copies_corrupted = 0;
+  uint64_t copies_duplicated = 0;
+  uint64_t frames_rejected_crc = 0;
+};
+
+}  // namespace tob::sim

@@ -1,0 +1,67 @@
+// What a simulation run is made of: cluster, network model, faults and workload.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/node.h"
+
+namespace tob::sim {
+
+enum class FaultKind : uint8_t {
+  crash,            // node stops at the given instant; restarts later if restart_after_cycles > 0
+  send_omission,    // every copy of node's frame in that cycle is lost, to every receiver
+  receive_omission, // every copy of peer's frame in that cycle is lost at node
+  corrupt,          // every copy of peer's frame in that cycle reaches node corrupted
+  late_frame,       // every copy of peer's frame in that cycle reaches node after the window
+  link_down,        // peer -> node loses everything for `cycles` cycles (beyond the hypothesis)
+};
+const char* to_string(FaultKind k);
+
+// A fault at a cycle. For crash: at `offset_ns` into the cycle. For frame faults: the frame
+// of the sending node (`node` for send_omission, `peer` otherwise) in that cycle.
+struct Fault {
+  FaultKind kind;
+  int64_t cycle;
+  core::NodeId node;
+  core::NodeId peer = core::kNoNode;
+  int64_t offset_ns = 0;
+  int64_t restart_after_cycles = 0;  // crash only; 0: stays down
+  int64_t cycles = 1;                // link_down only
+};
+
+struct Scenario {
+  uint64_t seed = 1;
+  int nodes = 4;
+  int64_t cycles = 200;
+  int64_t cycle_ns = 1'000'000;
+  core::NodeConfig node_template;  // schedule and self are filled in per node
+
+  // Network: one-way delay, uniform jitter, per-copy loss (Gilbert-Elliott bursts),
+  // duplication and corruption, independently per link and frame copy.
+  int64_t delay_ns = 20'000;
+  int64_t jitter_ns = 10'000;
+  double loss = 0;         // probability a copy is lost (good state)
+  double burst = 0;        // probability a loss starts a burst (bad state)
+  double burst_loss = 0.5; // loss probability in the bad state
+  double burst_exit = 0.3; // probability to leave the bad state per copy
+  double dup = 0;
+  double corrupt = 0;
+  double single_copy_loss = 0;  // lose exactly one copy of a pair: masked by send-twice
+  int64_t clock_offset_ns_max = 0;  // per node offset, uniform in [-max, max]
+  int64_t start_stagger_ns = 0;     // node start instants uniform in [0, stagger]
+
+  // Random faults inside the fault hypothesis: at most one failure in two cycles.
+  double fault_rate = 0;            // per cycle
+  bool crashes = true;
+  int64_t fault_spacing_cycles = 3;
+  std::vector<Fault> faults;        // explicit faults (scenario tests)
+
+  // Workload: each node submits Poisson-ish `load` messages per cycle.
+  double load = 2.0;
+  int payload_min = 16;
+  int payload_max = 64;
+};
+
+}  // namespace tob::sim

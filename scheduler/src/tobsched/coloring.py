@@ -1,0 +1,191 @@
+"""Slot assignment for a fixed set of paths: a slot is a colour, two paths sharing a directed link
+must get different colours. DSatur first; an exact slot ILP when DSatur runs out of colours."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+def conflict_graph(items: Sequence[Sequence[int]]) -> list[set[int]]:
+    """Neighbours of each item: the items sharing at least one directed link with it."""
+    by_arc: dict[int, list[int]] = {}
+    for i, arcs in enumerate(items):
+        for a in arcs:
+            by_arc.setdefault(a, []).append(i)
+    adj: list[set[int]] = [set() for _ in items]
+    for members in by_arc.values():
+        for i in members:
+            adj[i].update(members)
+    for i, s in enumerate(adj):
+        s.discard(i)
+    return adj
+
+
+def dsatur(adj: list[set[int]], colours: int) -> list[int | None]:
+    """DSatur with at most `colours` colours; items it cannot colour stay None."""
+    n = len(adj)
+    colour: list[int | None] = [None] * n
+    seen: list[set[int]] = [set() for _ in range(n)]
+    pending = set(range(n))
+    while pending:
+        v = max(pending, key=lambda u: (len(seen[u]), len(adj[u]), -u))
+        pending.discard(v)
+        c = next((k for k in range(colours) if k not in seen[v]), None)
+        if c is None:
+            continue
+        colour[v] = c
+        for u in adj[v]:
+            seen[u].add(c)
+    return colour
+
+
+def components(adj: list[set[int]], members: Sequence[int]) -> list[list[int]]:
+    """Connected components of the conflict graph restricted to `members`."""
+    allowed = set(members)
+    done: set[int] = set()
+    out: list[list[int]] = []
+    for s in members:
+        if s in done:
+            continue
+        comp = [s]
+        done.add(s)
+        k = 0
+        while k < len(comp):
+            for u in adj[comp[k]]:
+                if u in allowed and u not in done:
+                    done.add(u)
+                    comp.append(u)
+            k += 1
+        out.append(sorted(comp))
+    return out
+
+
+def tabu_colour(
+    adj: list[set[int]], colours: int, start: list[int | None], iterations_max: int = 20_000, seed: int = 0
+) -> list[int] | None:
+    """Tabucol (Hertz & de Werra): local search for a complete colouring without conflicts.
+    Returns one, or None when the iteration budget runs out (that proves nothing)."""
+    import random
+
+    n = len(adj)
+    if n == 0:
+        return []
+    rng = random.Random(seed)
+    col = [c if c is not None else rng.randrange(colours) for c in start]
+    # gamma[v][c]: neighbours of v that have colour c.
+    gamma = [[0] * colours for _ in range(n)]
+    for v in range(n):
+        for u in adj[v]:
+            gamma[v][col[u]] += 1
+    conflicts = sum(gamma[v][col[v]] for v in range(n)) // 2
+    tabu: dict[tuple[int, int], int] = {}
+    best = conflicts
+    for it in range(iterations_max):
+        if conflicts == 0:
+            return col
+        move: tuple[int, int] | None = None
+        move_delta = 1 << 30
+        for v in range(n):
+            gv = gamma[v]
+            cur = gv[col[v]]
+            if cur == 0:
+                continue
+            for c in range(colours):
+                if c == col[v]:
+                    continue
+                d = gv[c] - cur
+                if d < move_delta or (d == move_delta and rng.random() < 0.3):
+                    if tabu.get((v, c), -1) >= it and conflicts + d >= best:
+                        continue
+                    move, move_delta = (v, c), d
+        if move is None:
+            continue
+        v, c = move
+        old = col[v]
+        col[v] = c
+        for u in adj[v]:
+            gamma[u][old] -= 1
+            gamma[u][c] += 1
+        conflicts += move_delta
+        best = min(best, conflicts)
+        tabu[(v, old)] = it + 7 + rng.randrange(10) + conflicts
+    return col if conflicts == 0 else None
+
+
+def tabu_component(
+    adj: list[set[int]], members: Sequence[int], colours: int, hint: list[int | None]
+) -> list[int] | None:
+    """Tabucol on the subgraph induced by members; hint and result are indexed like members."""
+    local = {v: j for j, v in enumerate(members)}
+    sub = [{local[u] for u in adj[v] if u in local} for v in members]
+    return tabu_colour(sub, colours, hint, iterations_max=max(2_000, 40 * len(members)))
+
+
+class _Abort(Exception):
+    pass
+
+
+def exact_colour(adj: list[set[int]], colours: int, nodes_max: int = 50_000) -> tuple[bool | None, list[int] | None]:
+    """DSatur branch and bound with forward checking. Returns (True, colouring), (False, None) when
+    no colouring with `colours` colours exists (proven), or (None, None) past the node budget."""
+    import sys
+
+    n = len(adj)
+    col = [-1] * n
+    cnt = [[0] * colours for _ in range(n)]
+    sat = [0] * n
+    nodes = 0
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 4 * n + 100))
+
+    def assign(v: int, c: int, sign: int) -> None:
+        col[v] = c if sign > 0 else -1
+        for u in adj[v]:
+            before = cnt[u][c]
+            cnt[u][c] += sign
+            if before == 0 and sign > 0:
+                sat[u] += 1
+            elif cnt[u][c] == 0 and sign < 0:
+                sat[u] -= 1
+
+    def rec(done: int, used: int) -> bool:
+        nonlocal nodes
+        if done == n:
+            return True
+        nodes += 1
+        if nodes > nodes_max:
+            raise _Abort
+        v = max((u for u in range(n) if col[u] < 0), key=lambda u: (sat[u], len(adj[u]), -u))
+        for c in range(min(used + 1, colours)):
+            if cnt[v][c]:
+                continue
+            assign(v, c, +1)
+            dead = any(col[u] < 0 and sat[u] == colours for u in adj[v])
+            if not dead and rec(done + 1, max(used, c + 1)):
+                return True
+            assign(v, c, -1)
+        return False
+
+    try:
+        ok = rec(0, 0)
+    except _Abort:
+        return None, None
+    return (True, list(col)) if ok else (False, None)
+
+
+def non_colourable_core(adj: list[set[int]], members: Sequence[int], colours: int) -> list[int] | None:
+    """A small subset of members that provably cannot be coloured (deletion filter), or None when
+    the members can be coloured or the search gives up."""
+    def induced(vs: Sequence[int]) -> list[set[int]]:
+        local = {v: j for j, v in enumerate(vs)}
+        return [{local[u] for u in adj[v] if u in local} for v in vs]
+
+    ok, _ = exact_colour(induced(members), colours)
+    if ok is not False:
+        return None
+    core = list(members)
+    for v in sorted(members, key=lambda u: len(adj[u])):
+        trial = [u for u in core if u != v]
+        ok, _ = exact_colour(induced(trial), colours, nodes_max=5_000)
+        if ok is False:
+            core = trial
+    return core

@@ -1,0 +1,179 @@
+"""S/PR and S/FR (seed 003 §5.3, §5.4) solved by decomposition.
+
+Master (no slot index, so no slot symmetry): choose at most one candidate path per flow such that
+every directed link carries at most T chosen paths, plus cuts learnt below. It is a relaxation of
+the slot ILP (any schedule gives a master solution with the same number of flows), so its bound is
+a valid upper bound. Then colour the chosen paths with T slots (DSatur, exact slot ILP per conflict
+component when DSatur fails). A complete colouring of an optimal master solution is optimal.
+When a component cannot be coloured, its proven maximum becomes a cut (and each clique of more than
+T paths a clique cut) and the master is solved again. If that does not settle it within a few
+rounds, the symmetry-broken slot ILP runs with the master's bound and the best schedule as start.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from tobsched.coloring import (
+    components,
+    conflict_graph,
+    dsatur,
+    exact_colour,
+    non_colourable_core,
+    tabu_component,
+)
+from tobsched.greedy import Assignment, greedy_assign
+from tobsched.highs_model import MipResult, RowBuilder, SolveOptions, solve_max
+from tobsched.paths import Candidate
+from tobsched.slot_ilp import solve_slot_ilp
+
+ROUNDS_MAX = 20
+
+
+class Deadline:
+    def __init__(self, seconds: float) -> None:
+        self.end = time.perf_counter() + seconds
+
+    def left(self) -> float:
+        return max(0.0, self.end - time.perf_counter())
+
+
+def _master(
+    num_flows: int,
+    cands: list[Candidate],
+    slots: int,
+    cuts: list[tuple[list[int], int]],
+    opts: SolveOptions,
+    start: list[Assignment],
+) -> MipResult:
+    rows = RowBuilder()
+    by_flow: dict[int, list[int]] = {}
+    by_arc: dict[int, list[int]] = {}
+    for ci, c in enumerate(cands):
+        by_flow.setdefault(c.flow, []).append(ci)
+        for a in c.arcs:
+            by_arc.setdefault(a, []).append(ci)
+    for members in by_flow.values():
+        if len(members) > 1:
+            rows.add(members, -np.inf, 1.0)
+    for members in by_arc.values():
+        if len({cands[ci].flow for ci in members}) > slots:
+            rows.add(members, -np.inf, float(slots))
+    for members, bound in cuts:
+        rows.add(members, -np.inf, float(bound))
+    x0 = np.zeros(len(cands))
+    for asg in start:
+        if asg is not None:
+            x0[asg[1]] = 1.0
+    return solve_max(np.ones(len(cands)), rows, opts, start=x0, integral_objective=True)
+
+
+def _cliques_over(adj: list[set[int]], comp: list[int], size_min: int) -> list[list[int]]:
+    """Maximal cliques with at least size_min members inside one component (small graphs)."""
+    import networkx as nx
+
+    g = nx.Graph()
+    g.add_nodes_from(comp)
+    for u in comp:
+        for v in adj[u]:
+            if u < v:
+                g.add_edge(u, v)
+    return [sorted(c) for c in nx.find_cliques(g) if len(c) >= size_min]
+
+
+def solve_pathsets(
+    num_flows: int, cands: list[Candidate], slots: int, opts: SolveOptions
+) -> tuple[list[Assignment], bool, int | None, list[str]]:
+    """Returns (assignment per flow, proven optimal, upper bound, notes)."""
+    deadline = Deadline(opts.time_limit_s)
+    notes: list[str] = []
+    best = greedy_assign(num_flows, cands, slots)
+    best_count = sum(a is not None for a in best)
+    cuts: list[tuple[list[int], int]] = []
+    upper: int | None = None
+
+    def sub(limit_share: float = 1.0) -> SolveOptions:
+        return SolveOptions(deadline.left() * limit_share, opts.mip_gap, opts.threads)
+
+    for rnd in range(ROUNDS_MAX):
+        if deadline.left() <= 0:
+            break
+        res = _master(num_flows, cands, slots, cuts, sub(), best)
+        if res.x is None:
+            break
+        bound = math.floor(res.dual_bound + 1e-6)
+        upper = bound if upper is None else min(upper, bound)
+        chosen = [int(ci) for ci in np.flatnonzero(res.x > 0.5)]
+        adj = conflict_graph([cands[ci].arcs for ci in chosen])
+        colour = dsatur(adj, slots)
+        failed = [v for v, c in enumerate(colour) if c is None]
+        cut_added = False
+        unknown = False
+        failed_set = set(failed)
+        for members in components(adj, list(range(len(chosen)))):
+            if failed_set.isdisjoint(members):
+                continue
+            # DSatur gave up in this component: try local search, then clique cuts (cheap),
+            # then colour it exactly or learn its largest colourable part (an ILP).
+            tabu = tabu_component(adj, members, slots, [colour[v] for v in members])
+            if tabu is not None:
+                for j, v in enumerate(members):
+                    colour[v] = tabu[j]
+                continue
+            cliques = _cliques_over(adj, members, slots + 1)
+            if cliques:
+                cuts.extend(([chosen[v] for v in c], slots) for c in cliques)
+                cut_added = True
+                continue
+            core = non_colourable_core(adj, members, slots)
+            if core is not None:
+                cuts.append(([chosen[v] for v in core], len(core) - 1))
+                cut_added = True
+                continue
+            local = {v: j for j, v in enumerate(members)}
+            ok, exact = exact_colour([{local[u] for u in adj[v] if u in local} for v in members], slots)
+            if ok and exact is not None:
+                for j, v in enumerate(members):
+                    colour[v] = exact[j]
+                continue
+            unknown = True
+        current: list[Assignment] = [None] * num_flows
+        for v, ci in enumerate(chosen):
+            c = colour[v]
+            if c is not None:
+                current[cands[ci].flow] = (c, ci)
+        count = sum(a is not None for a in current)
+        if count > best_count:
+            best, best_count = current, count
+        if not cut_added and not unknown:
+            notes.append(f"master solved in {rnd + 1} round(s)")
+            return best, res.optimal and best_count >= bound, upper, notes
+        if unknown:
+            break
+        notes.append(f"round {rnd + 1}: {len(cuts)} cut(s)")
+        if upper is not None and best_count >= upper:
+            return best, True, upper, notes
+
+    if upper is not None and best_count >= upper:
+        return best, True, upper, notes
+    if deadline.left() <= 0:
+        return best, False, upper, notes
+    notes.append("fallback: symmetry-broken slot ILP")
+    got, r = solve_slot_ilp(
+        num_flows,
+        cands,
+        slots,
+        sub(),
+        start=best,
+        upper_bound=upper,
+        clique_cuts=[m for m, b in cuts if b == slots],
+    )
+    if r.x is not None and sum(a is not None for a in got) > best_count:
+        best, best_count = got, sum(a is not None for a in got)
+    last_bound = math.floor(r.dual_bound + 1e-6) if r.x is not None else None
+    if last_bound is not None:
+        upper = last_bound if upper is None else min(upper, last_bound)
+    return best, upper is not None and best_count >= upper, upper, notes
