@@ -27,8 +27,9 @@ const char* to_string(Reason r) {
     case Reason::not_admitted: return "not admitted";
     case Reason::two_member_timeout: return "two-member timeout";
     case Reason::scheduling_delay: return "scheduling delay";
-    case Reason::excluded_by_peers: return "excluded by peers";
+    case Reason::view_disagreement: return "membership view disagreement";
     case Reason::left: return "left";
+    case Reason::too_few_members: return "too few members";
   }
   return "unknown";
 }
@@ -211,8 +212,12 @@ void Node::process_turn(const Turn& t) {
   if (state_ == SelfState::member) ++counters_.membership_points;
   decide(t);
   received_ &= ~bit(t.node);  // a new slot of t.node begins
-  if (t.node != self_) return;
+  if (t.node != self_) {
+    record_view(t.seq);
+    return;
+  }
 
+  if (state_ == SelfState::member && view_disagreement(t)) shutdown(t, Reason::view_disagreement);
   if (state_ == SelfState::member) {
     // seed 000 §6.2.1: a two-member membership cannot decide; give up after a bounded wait.
     if (member_count_ == 2) {
@@ -223,12 +228,40 @@ void Node::process_turn(const Turn& t) {
     } else {
       small_group_cycles_ = 0;
     }
+    record_view(t.seq);
     transmit(t);
   } else if (state_ == SelfState::listening && t.membership_point_ns >= listen_until_ns_) {
     stage_[self_] = Stage::active;  // seed 000 §6.2.1: announce, admission one cycle later
     state_ = SelfState::joining;
+    record_view(t.seq);
     transmit(t);
+  } else {
+    record_view(t.seq);
   }
+}
+
+void Node::record_view(int64_t seq) {
+  view_history_[static_cast<size_t>(seq) % kViewHistory] = {seq, members_};
+}
+
+// Membership agreement self-check (our addition to seed 000; §6.2 leaves detecting such
+// failures to the implementation). Every member frame carries the sender's member set; it is
+// compared with this node's set after the same turn. Inside the fault hypothesis a node whose
+// view diverged (e.g. below three members, where no decisions are taken) is outvoted here: it
+// shuts down unless its view has a strict majority among itself and the members it heard.
+bool Node::view_disagreement(const Turn& t) const {
+  const int64_t prev = t.seq - n_;
+  int agree = 1;  // this node
+  int disagree = 0;
+  for (NodeId j = 0; j < n_; ++j) {
+    if (j == self_ || (members_ & bit(j)) == 0 || !fresh(j, prev) || !rows_[j].has_members) continue;
+    if (rows_[j].view_agrees) {
+      ++agree;
+    } else {
+      ++disagree;
+    }
+  }
+  return disagree > 0 && disagree >= agree;
 }
 
 void Node::decide(const Turn& t) {
@@ -263,7 +296,7 @@ void Node::decide(const Turn& t) {
     if (member_count_ < 3) {
       // seed 000 §6.2.2: no membership decisions below three members, and no service
       // messages: a batch sent while there were three is discarded by everyone alike.
-      discard_message(t, n, Reason::none);
+      discard_message(t, n, Reason::too_few_members);
     } else {
       Reason fail = Reason::none;
       const NodeId suspected = got ? rows_[n].suspected : kNoNode;
@@ -392,21 +425,18 @@ void Node::discard_message(const Turn& t, NodeId n, Reason why) {
   if (m == nullptr || m->count == 0) return;
   const auto idx = static_cast<size_t>(m->cycle % kMessageSlots);
   TOB_ASSERT(queue_.in_flight() == m->count);
-  if (why == Reason::none) {
-    // Discarded by every member alike (too few members): nobody delivered it, so the
-    // messages go out again, in order, when the node can send service messages again.
-    queue_.rewind();
-  } else {
-    // The node failed: others may or may not have delivered the batch. Report it.
-    const size_t off = (static_cast<size_t>(n) * kMessageSlots + idx) * batch_bytes_max_;
-    BatchReader reader({message_bytes_.data() + off, m->bytes});
-    for (AppMessage am; reader.next(am);) {
-      TOB_ASSERT(actions_.undelivered.size() < actions_.undelivered.capacity());
-      actions_.undelivered.push_back({am.msg_id, am.client, m->cycle, why});
-    }
-    counters_.msgs_undelivered += m->count;
-    queue_.ack_in_flight(m->count);
+  // Reported to the application, never silently dropped. Below three members every member
+  // discards it alike (nobody delivered it); when the node failed, others may have delivered
+  // it. Either way the node does not send it again: under divergent views (outside the
+  // fault hypothesis) a second send could be delivered twice.
+  const size_t off = (static_cast<size_t>(n) * kMessageSlots + idx) * batch_bytes_max_;
+  BatchReader reader({message_bytes_.data() + off, m->bytes});
+  for (AppMessage am; reader.next(am);) {
+    TOB_ASSERT(actions_.undelivered.size() < actions_.undelivered.capacity());
+    actions_.undelivered.push_back({am.msg_id, am.client, m->cycle, why});
   }
+  counters_.msgs_undelivered += m->count;
+  queue_.ack_in_flight(m->count);
   messages_[n][idx].count = 0;  // decided once
 }
 
@@ -491,7 +521,7 @@ void Node::transmit(const Turn& t) {
   }
 
   const uint64_t view_vector = received_ | bit(self_);
-  rows_[self_] = {true, t.seq, view_vector, members_, member, stage_[self_], suspicion_};
+  rows_[self_] = {true, t.seq, view_vector, members_, member, stage_[self_], suspicion_, true};
   received_ |= bit(self_);
 
   FrameHeader h;
@@ -567,7 +597,9 @@ FrameVerdict Node::on_frame(const FrameView& frame, int64_t rx_ns) {
   }
 
   const NodeId k = h.sender;
-  rows_[k] = {true, seq, h.view_vector, members, has_members, h.stage, h.suspected};
+  const auto& seen = view_history_[static_cast<size_t>(seq) % kViewHistory];
+  const bool view_agrees = !has_members || seen.first != seq || seen.second == members;
+  rows_[k] = {true, seq, h.view_vector, members, has_members, h.stage, h.suspected, view_agrees};
   received_ |= bit(k);
   Message& m = messages_[k][static_cast<size_t>(c % kMessageSlots)];
   m = {c, batch.size(), batch_count};

@@ -49,8 +49,9 @@ enum class Reason : uint8_t {
   not_admitted,         // a joiner whose frame not every member received
   two_member_timeout,   // too long in a two-member membership
   scheduling_delay,     // the driver called the node too late (timing failure)
-  excluded_by_peers,    // members' views do not contain this node
+  view_disagreement,    // most members' frames carry a member set other than this node's
   left,                 // it announced itself as joining again: it left and came back
+  too_few_members,      // decided below three members: discarded by every member alike
 };
 const char* to_string(Reason r);
 
@@ -93,9 +94,9 @@ struct Delivery {
   std::span<const uint8_t> payload;
 };
 
-// Own messages that left the node in a slot frame but were not delivered by it: the node shut
-// down, or its membership point found too few members. Other nodes may still have delivered
-// a message reported here when this node failed (it cannot know): outcome unknown.
+// Own messages that left the node in a slot frame but were not delivered by it. Reason
+// too_few_members: no member delivered it. Any other reason (the node failed): other nodes may
+// have delivered it; this node cannot know (outcome unknown).
 struct Undelivered {
   uint64_t msg_id;
   uint16_t client;
@@ -195,6 +196,7 @@ class Node {
     bool has_members = false;
     Stage stage = Stage::inactive;
     NodeId suspected = kNoNode;
+    bool view_agrees = true;     // its member set equals ours after the turn it was sent in
   };
   struct Message {               // the batch of one slot frame, kept until it is decided
     int64_t cycle = -1;
@@ -208,6 +210,8 @@ class Node {
   bool fresh(NodeId j, int64_t after_seq) const;
   void decide(const Turn& t);
   void receiver_omission_check(const Turn& t);
+  bool view_disagreement(const Turn& t) const;
+  void record_view(int64_t seq);
   void deliver_message(const Turn& t, NodeId n);
   void discard_message(const Turn& t, NodeId n, Reason why);
   void transmit(const Turn& t);
@@ -242,6 +246,9 @@ class Node {
   int member_count_ = 0;
   uint64_t received_ = 0;         // own view vector: frame of node k's latest slot received
   std::array<Row, kMaxNodes> rows_{};
+  // Own member set after each of the last turns, to compare with the sets peers send.
+  static constexpr size_t kViewHistory = 2 * kMaxNodes + 2;
+  std::array<std::pair<int64_t, uint64_t>, kViewHistory> view_history_{};
   std::array<std::array<Message, kMessageSlots>, kMaxNodes> messages_{};
   std::vector<uint8_t> message_bytes_;  // kMaxNodes x kMessageSlots x batch_bytes_max_
   size_t batch_bytes_max_ = 0;
