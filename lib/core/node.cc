@@ -404,8 +404,7 @@ void Node::deliver_message(const Turn& t, NodeId n) {
   const Message* m = message_of(n, t.cycle - 1);
   if (m == nullptr || m->count == 0) return;
   const auto idx = static_cast<size_t>(m->cycle % kMessageSlots);
-  const size_t off = (static_cast<size_t>(n) * kMessageSlots + idx) * batch_bytes_max_;
-  BatchReader reader({message_bytes_.data() + off, m->bytes});
+  BatchReader reader(message_buffer(n, m->cycle).first(m->bytes));
   TOB_ASSERT(actions_.deliveries.size() + m->count <= deliveries_max_);
   for (AppMessage am; reader.next(am);) {
     actions_.deliveries.push_back(
@@ -429,8 +428,7 @@ void Node::discard_message(const Turn& t, NodeId n, Reason why) {
   // discards it alike (nobody delivered it); when the node failed, others may have delivered
   // it. Either way the node does not send it again: under divergent views (outside the
   // fault hypothesis) a second send could be delivered twice.
-  const size_t off = (static_cast<size_t>(n) * kMessageSlots + idx) * batch_bytes_max_;
-  BatchReader reader({message_bytes_.data() + off, m->bytes});
+  BatchReader reader(message_buffer(n, m->cycle).first(m->bytes));
   for (AppMessage am; reader.next(am);) {
     TOB_ASSERT(actions_.undelivered.size() < actions_.undelivered.capacity());
     actions_.undelivered.push_back({am.msg_id, am.client, m->cycle, why});
