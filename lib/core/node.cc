@@ -78,7 +78,7 @@ Result<bool> NodeConfig::validate() const {
   const auto n = static_cast<int>(schedule.slots.size());
   if (self >= n)
     return Error{"node id " + std::to_string(self) + " is not in the schedule (nodes 0.." +
-                 std::to_string(n - 1) + ")"};
+                 std::to_string(n - 1) + ")", Errc::node_not_in_schedule};
   if (frame_bytes_max > 9000) return Error{"frame size above 9000 bytes (jumbo frame limit)"};
   if (payload_bytes_max == 0 || payload_bytes_max > UINT16_MAX)
     return Error{"payload size must be 1..65535 bytes"};

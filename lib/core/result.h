@@ -3,14 +3,35 @@
 #pragma once
 
 #include <cassert>
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <variant>
 
 namespace tob::core {
 
+// What kind of error, for callers that react to it; `message` says it to a person.
+enum class Errc : uint8_t {
+  invalid = 0,           // any other invalid input
+  no_slots,
+  too_many_nodes,
+  bad_cycle,
+  bad_margin,
+  bad_precision,
+  bad_sends_per_slot,
+  bad_copy_gap,
+  zero_slot_length,
+  negative_slot_offset,
+  slot_beyond_cycle,
+  slot_too_short,        // decision margin and copies do not fit
+  slots_overlap,
+  node_not_in_schedule,
+  bad_node_config,
+};
+
 struct Error {
   std::string message;
+  Errc code = Errc::invalid;
 };
 
 template <class T>

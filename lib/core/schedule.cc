@@ -34,34 +34,34 @@ ScheduleConfig ScheduleConfig::equal_slots(int nodes, int64_t cycle_ns, int64_t 
 
 Result<Schedule> Schedule::create(const ScheduleConfig& config) {
   const size_t n = config.slots.size();
-  if (n == 0) return Error{"schedule has no slots (need 1..64 nodes)"};
+  if (n == 0) return Error{"schedule has no slots (need 1..64 nodes)", Errc::no_slots};
   if (n > static_cast<size_t>(kMaxNodes))
-    return Error{"schedule has " + std::to_string(n) + " nodes; at most 64 are supported"};
-  if (config.cycle_ns <= 0) return Error{"cycle length must be positive"};
-  if (config.decision_margin_ns < 0) return Error{"decision margin must not be negative"};
-  if (config.precision_ns < 0) return Error{"precision must not be negative"};
+    return Error{"schedule has " + std::to_string(n) + " nodes; at most 64 are supported", Errc::too_many_nodes};
+  if (config.cycle_ns <= 0) return Error{"cycle length must be positive", Errc::bad_cycle};
+  if (config.decision_margin_ns < 0) return Error{"decision margin must not be negative", Errc::bad_margin};
+  if (config.precision_ns < 0) return Error{"precision must not be negative", Errc::bad_precision};
   if (config.precision_ns > config.decision_margin_ns)
     return Error{"precision (" + std::to_string(config.precision_ns) +
                  " ns) exceeds the decision margin (" + std::to_string(config.decision_margin_ns) +
-                 " ns): a frame could arrive before its sender's membership point"};
+                 " ns): a frame could arrive before its sender's membership point", Errc::bad_precision};
   if (config.sends_per_slot < 1 || config.sends_per_slot > 4)
-    return Error{"sends per slot must be 1..4"};
-  if (config.copy_gap_ns < 0) return Error{"copy gap must not be negative"};
+    return Error{"sends per slot must be 1..4", Errc::bad_sends_per_slot};
+  if (config.copy_gap_ns < 0) return Error{"copy gap must not be negative", Errc::bad_copy_gap};
 
   for (size_t i = 0; i < n; ++i) {
     const SlotConfig& s = config.slots[i];
-    if (s.length_ns <= 0) return Error{node_str(i) + ": slot length must be positive"};
-    if (s.offset_ns < 0) return Error{node_str(i) + ": slot offset must not be negative"};
+    if (s.length_ns <= 0) return Error{node_str(i) + ": slot length must be positive", Errc::zero_slot_length};
+    if (s.offset_ns < 0) return Error{node_str(i) + ": slot offset must not be negative", Errc::negative_slot_offset};
     if (s.offset_ns + s.length_ns > config.cycle_ns)
       return Error{node_str(i) + ": slot [" + std::to_string(s.offset_ns) + ", " +
                    std::to_string(s.offset_ns + s.length_ns) + ") ns ends beyond the cycle (" +
-                   std::to_string(config.cycle_ns) + " ns)"};
+                   std::to_string(config.cycle_ns) + " ns)", Errc::slot_beyond_cycle};
     const int64_t last_copy_ns =
         config.decision_margin_ns + config.copy_gap_ns * (config.sends_per_slot - 1);
     if (last_copy_ns >= s.length_ns)
       return Error{node_str(i) + ": slot length " + std::to_string(s.length_ns) +
                    " ns leaves no room after the decision margin and copies (" +
-                   std::to_string(last_copy_ns) + " ns)"};
+                   std::to_string(last_copy_ns) + " ns)", Errc::slot_too_short};
   }
 
   Schedule sched;
@@ -79,7 +79,7 @@ Result<Schedule> Schedule::create(const ScheduleConfig& config) {
       const SlotConfig& prev = config.slots[idx[p - 1]];
       const SlotConfig& cur = config.slots[idx[p]];
       if (prev.offset_ns + prev.length_ns > cur.offset_ns)
-        return Error{node_str(idx[p - 1]) + " and " + node_str(idx[p]) + ": slots overlap"};
+        return Error{node_str(idx[p - 1]) + " and " + node_str(idx[p]) + ": slots overlap", Errc::slots_overlap};
     }
   }
   return sched;

@@ -240,3 +240,30 @@ TEST_CASE("schedule validation rejects bad configurations with a reason", "[sche
 }
 
 }  // namespace tob::core
+
+TEST_CASE("schedule errors are typed", "[schedule]") {
+  using tob::core::Errc;
+  using tob::core::Schedule;
+  using tob::core::ScheduleConfig;
+  const auto code = [](const ScheduleConfig& c) {
+    auto r = Schedule::create(c);
+    REQUIRE_FALSE(r.ok());
+    return r.error().code;
+  };
+  ScheduleConfig c = ScheduleConfig::equal_slots(4, 1'000'000);
+  c.slots.clear();
+  CHECK(code(c) == Errc::no_slots);
+  CHECK(code(ScheduleConfig::equal_slots(65, 65'000'000)) == Errc::too_many_nodes);
+  c = ScheduleConfig::equal_slots(4, 1'000'000);
+  c.slots[2].length_ns = 0;
+  CHECK(code(c) == Errc::zero_slot_length);
+  c = ScheduleConfig::equal_slots(4, 1'000'000);
+  c.slots[3].offset_ns = 900'000;
+  CHECK(code(c) == Errc::slot_beyond_cycle);
+  c = ScheduleConfig::equal_slots(4, 1'000'000);
+  c.slots[1].offset_ns = 200'000;
+  CHECK(code(c) == Errc::slots_overlap);
+  c = ScheduleConfig::equal_slots(4, 1'000'000);
+  c.precision_ns = c.decision_margin_ns + 1;
+  CHECK(code(c) == Errc::bad_precision);
+}

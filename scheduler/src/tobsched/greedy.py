@@ -1,42 +1,81 @@
-"""Fast heuristic: first fit over (slot, minimum-hop path), most constrained flows first, then a
-repair pass that moves one blocking flow to make room. Used alone for inputs too large for the ILP
-and as the warm start of the ILPs."""
+"""Fast heuristic: first fit over (slot, minimum-hop path) in a few least-contended-first orders,
+a repair pass that moves one blocking flow to make room, then a PartialCol-style tabu search.
+Used alone for inputs too large for the ILP and as the warm start of the ILPs.
+
+Occupancy is kept as one integer bitset of directed links per slot (a candidate fits a slot when
+its link mask and the slot's bitset do not intersect) plus the holder of each (slot, link), so the
+inner loops are integer operations. Everything is deterministic: orders break ties by index and
+the tabu search uses a seeded generator and a fixed work budget, never the clock."""
 
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
 
 from tobsched.coloring import conflict_graph, dsatur
 from tobsched.paths import Candidate
 
 Assignment = tuple[int, int] | None  # (slot, candidate index) per flow
 
-PARTIALCOL_ITERATIONS = 2_000
+# Work budget of the tabu search, in (slot, candidate) evaluations; each costs about a
+# microsecond, so the search stays in the tens of milliseconds whatever the size.
+PARTIALCOL_EVALUATIONS = 60_000
+PARTIALCOL_ITERATIONS_MAX = 6_000
 
 
-class Occupancy:
-    """Which flow holds each (slot, directed link)."""
+class _Instance:
+    """Candidates of each flow with their directed links as tuples and as bitsets."""
 
-    def __init__(self, slots: int) -> None:
+    def __init__(self, num_flows: int, cands: list[Candidate]) -> None:
+        self.num_flows = num_flows
+        self.by_flow: list[list[int]] = [[] for _ in range(num_flows)]
+        for ci, c in enumerate(cands):
+            self.by_flow[c.flow].append(ci)
+        self.arcs: list[tuple[int, ...]] = [c.arcs for c in cands]
+        self.mask: list[int] = []
+        for arcs in self.arcs:
+            m = 0
+            for a in arcs:
+                m |= 1 << a
+            self.mask.append(m)
+        self.num_arcs = 1 + max((a for arcs in self.arcs for a in arcs), default=-1)
+
+
+class _Occupancy:
+    """Per slot: a bitset of the directed links in use and the flow holding each of them."""
+
+    def __init__(self, inst: _Instance, slots: int) -> None:
+        self.inst = inst
         self.slots = slots
-        self.holder: dict[tuple[int, int], int] = {}
+        self.bits = [0] * slots
+        self.hold = [[-1] * inst.num_arcs for _ in range(slots)]
 
-    def free(self, slot: int, arcs: Sequence[int], ignore: int = -1) -> bool:
-        return all(self.holder.get((slot, a), ignore) == ignore for a in arcs)
+    def take(self, slot: int, ci: int, flow: int) -> None:
+        assert not self.bits[slot] & self.inst.mask[ci], "taking a held link"
+        self.bits[slot] |= self.inst.mask[ci]
+        h = self.hold[slot]
+        for a in self.inst.arcs[ci]:
+            h[a] = flow
 
-    def blockers(self, slot: int, arcs: Sequence[int]) -> set[int]:
-        return {self.holder[(slot, a)] for a in arcs if (slot, a) in self.holder}
+    def release(self, slot: int, ci: int) -> None:
+        self.bits[slot] &= ~self.inst.mask[ci]
+        h = self.hold[slot]
+        for a in self.inst.arcs[ci]:
+            h[a] = -1
 
-    def take(self, slot: int, arcs: Sequence[int], flow: int) -> None:
-        for a in arcs:
-            assert (slot, a) not in self.holder, "taking a held link"
-            self.holder[(slot, a)] = flow
+    def blockers(self, slot: int, ci: int) -> set[int]:
+        h = self.hold[slot]
+        out = {h[a] for a in self.inst.arcs[ci]}
+        out.discard(-1)
+        return out
 
-    def release(self, slot: int, arcs: Sequence[int], flow: int) -> None:
-        for a in arcs:
-            assert self.holder.get((slot, a)) == flow
-            del self.holder[(slot, a)]
+    def first_fit(self, f: int) -> Assignment:
+        mask = self.inst.mask
+        options = self.inst.by_flow[f]
+        for slot, b in enumerate(self.bits):
+            for ci in options:
+                if not b & mask[ci]:
+                    return (slot, ci)
+        return None
 
 
 def greedy_assign(
@@ -44,93 +83,16 @@ def greedy_assign(
     cands: list[Candidate],
     slots: int,
 ) -> list[Assignment]:
-    """Best of three starts (first fit in two least-contested-first orders; balanced routing +
-    DSatur), improved by PartialCol."""
+    """Best of a few starts (first fit in least-contended-first orders, each with a repair pass;
+    balanced routing + DSatur), improved by PartialCol."""
+    inst = _Instance(num_flows, cands)
     tries = [
-        first_fit_assign(num_flows, cands, slots),
-        first_fit_assign(num_flows, cands, slots, by_max=True),
-        first_fit_assign(num_flows, cands, slots, initial=_balanced_dsatur(num_flows, cands, slots)),
+        _first_fit_assign(inst, slots, _order(inst, "sum")),
+        _first_fit_assign(inst, slots, _order(inst, "max")),
+        _first_fit_assign(inst, slots, _order(inst, "sum"), initial=_balanced_dsatur(inst, slots)),
     ]
     start = max(tries, key=lambda t: sum(x is not None for x in t))
-    return partialcol(num_flows, cands, slots, start)
-
-
-def partialcol(
-    num_flows: int,
-    cands: list[Candidate],
-    slots: int,
-    start: list[Assignment],
-    iterations: int = PARTIALCOL_ITERATIONS,
-    seed: int = 0,
-) -> list[Assignment]:
-    """PartialCol-style tabu search (Bloechliger & Zufferey) over (slot, path) placements: put an
-    unscheduled flow where it evicts the fewest flows; evicted flows may not return to their slot
-    for a while. Keeps the best schedule seen. Deterministic for a given seed."""
-    rng = random.Random(seed)
-    by_flow: list[list[int]] = [[] for _ in range(num_flows)]
-    for ci, c in enumerate(cands):
-        by_flow[c.flow].append(ci)
-    occ = Occupancy(slots)
-    cur: list[Assignment] = list(start)
-    for f, a in enumerate(cur):
-        if a is not None:
-            occ.take(a[0], cands[a[1]].arcs, f)
-    unscheduled = [f for f in range(num_flows) if cur[f] is None and by_flow[f]]
-    best, best_count = list(cur), num_flows - len(unscheduled) - sum(1 for b in by_flow if not b)
-    count = best_count
-    tabu: dict[tuple[int, int], int] = {}
-    for it in range(iterations):
-        if not unscheduled:
-            break
-        f = unscheduled[rng.randrange(len(unscheduled))]
-        move: tuple[int, int] | None = None
-        move_cost = 1 << 30
-        move_blockers: set[int] = set()
-        for k in range(slots):
-            if tabu.get((f, k), -1) > it:
-                continue
-            for ci in by_flow[f]:
-                bl = occ.blockers(k, cands[ci].arcs)
-                if len(bl) < move_cost or (len(bl) == move_cost and rng.random() < 0.5):
-                    move, move_cost, move_blockers = (k, ci), len(bl), bl
-        if move is None:
-            continue
-        for b in move_blockers:
-            ab = cur[b]
-            assert ab is not None
-            occ.release(ab[0], cands[ab[1]].arcs, b)
-            cur[b] = None
-            unscheduled.append(b)
-            tabu[(b, ab[0])] = it + int(0.6 * len(unscheduled)) + rng.randrange(10)
-        occ.take(move[0], cands[move[1]].arcs, f)
-        cur[f] = move
-        unscheduled.remove(f)
-        count += 1 - len(move_blockers)
-        if count > best_count:
-            best, best_count = list(cur), count
-    return best
-
-
-def _balanced_dsatur(num_flows: int, cands: list[Candidate], slots: int) -> list[Assignment]:
-    """Route each flow on its least loaded minimum-hop path, then colour with DSatur."""
-    by_flow: list[list[int]] = [[] for _ in range(num_flows)]
-    for ci, c in enumerate(cands):
-        by_flow[c.flow].append(ci)
-    load: dict[int, int] = {}
-    chosen: list[int] = []
-    for f in sorted(range(num_flows), key=lambda f: (len(by_flow[f]), f)):
-        if not by_flow[f]:
-            continue
-        ci = min(by_flow[f], key=lambda c: (sum(load.get(a, 0) ** 2 for a in cands[c].arcs), c))
-        for a in cands[ci].arcs:
-            load[a] = load.get(a, 0) + 1
-        chosen.append(ci)
-    colour = dsatur(conflict_graph([cands[ci].arcs for ci in chosen]), slots)
-    out: list[Assignment] = [None] * num_flows
-    for ci_chosen, slot in zip(chosen, colour):
-        if slot is not None:
-            out[cands[ci_chosen].flow] = (slot, ci_chosen)
-    return out
+    return _partialcol(inst, slots, start)
 
 
 def first_fit_assign(
@@ -140,75 +102,181 @@ def first_fit_assign(
     initial: list[Assignment] | None = None,
     by_max: bool = False,
 ) -> list[Assignment]:
-    """Returns per flow (slot, candidate index) or None. `initial` (feasible) is kept and extended."""
-    by_flow: list[list[int]] = [[] for _ in range(num_flows)]
-    for ci, c in enumerate(cands):
-        by_flow[c.flow].append(ci)
+    """First fit plus repair alone. Returns per flow (slot, candidate index) or None; `initial`
+    (feasible) is kept and extended."""
+    inst = _Instance(num_flows, cands)
+    return _first_fit_assign(inst, slots, _order(inst, "max" if by_max else "sum"), initial)
 
-    # How many flows want each directed link: flows on quiet links are placed first, since each
-    # of them blocks few others (as min-degree first for independent sets); ties by fewer
-    # alternatives, then input order.
-    load: dict[int, int] = {}
-    for f in range(num_flows):
-        for a in {a for ci in by_flow[f] for a in cands[ci].arcs}:
-            load[a] = load.get(a, 0) + 1
 
-    def pressure(f: int) -> tuple[int, int, int]:
-        if not by_flow[f]:
+def partialcol(
+    num_flows: int,
+    cands: list[Candidate],
+    slots: int,
+    start: list[Assignment],
+    evaluations: int = PARTIALCOL_EVALUATIONS,
+    seed: int = 0,
+) -> list[Assignment]:
+    return _partialcol(_Instance(num_flows, cands), slots, start, evaluations, seed)
+
+
+def _order(inst: _Instance, rule: str) -> list[int]:
+    """Flows on quiet links first, since each of them blocks few others (as min-degree first for
+    independent sets): by the least total link demand over the flow's candidates ("sum"), or the
+    least maximum link demand, then total ("max"); ties by fewer alternatives, then input order."""
+    load = [0] * inst.num_arcs
+    for opts in inst.by_flow:
+        for a in {a for ci in opts for a in inst.arcs[ci]}:
+            load[a] += 1
+
+    def key(f: int) -> tuple[int, int, int]:
+        opts = inst.by_flow[f]
+        if not opts:
             return (0, 0, f)
-        if by_max:
-            best = min(max(load[a] for a in cands[ci].arcs) * 10_000 + sum(load[a] for a in cands[ci].arcs) for ci in by_flow[f])
+        if rule == "max":
+            best = min(max(load[a] for a in inst.arcs[ci]) * 10_000 + sum(load[a] for a in inst.arcs[ci]) for ci in opts)
         else:
-            best = min(sum(load[a] for a in cands[ci].arcs) for ci in by_flow[f])
-        return (best, len(by_flow[f]), f)
+            best = min(sum(load[a] for a in inst.arcs[ci]) for ci in opts)
+        return (best, len(opts), f)
 
-    occ = Occupancy(slots)
-    result: list[Assignment] = [None] * num_flows
+    return sorted(range(inst.num_flows), key=key)
+
+
+def _first_fit_assign(
+    inst: _Instance, slots: int, order: list[int], initial: list[Assignment] | None = None
+) -> list[Assignment]:
+    occ = _Occupancy(inst, slots)
+    result: list[Assignment] = [None] * inst.num_flows
     if initial is not None:
         for f, asg in enumerate(initial):
             if asg is not None:
-                occ.take(asg[0], cands[asg[1]].arcs, f)
+                occ.take(asg[0], asg[1], f)
                 result[f] = asg
-
-    order = sorted((f for f in range(num_flows) if result[f] is None), key=pressure)
-    for f in order:
-        placed = _first_fit(f, by_flow[f], cands, occ)
+    todo = [f for f in order if result[f] is None and inst.by_flow[f]]
+    for f in todo:
+        placed = occ.first_fit(f)
         if placed is not None:
             result[f] = placed
-            occ.take(placed[0], cands[placed[1]].arcs, f)
+            occ.take(placed[0], placed[1], f)
 
-    # Repair: an unscheduled flow may fit if one flow blocking it moves elsewhere.
-    for f in order:
+    # Repair: an unscheduled flow may fit if the one flow blocking it moves elsewhere.
+    mask = inst.mask
+    for f in todo:
         if result[f] is not None:
             continue
+        done = False
         for slot in range(slots):
-            done = False
-            for ci in by_flow[f]:
-                blockers = occ.blockers(slot, cands[ci].arcs)
+            for ci in inst.by_flow[f]:
+                hit = occ.bits[slot] & mask[ci]
+                if not hit:  # freed by an earlier repair
+                    occ.take(slot, ci, f)
+                    result[f] = (slot, ci)
+                    done = True
+                    break
+                blockers = occ.blockers(slot, ci)
                 if len(blockers) != 1:
                     continue
                 (b,) = blockers
                 b_assign = result[b]
                 assert b_assign is not None
-                occ.release(b_assign[0], cands[b_assign[1]].arcs, b)
-                occ.take(slot, cands[ci].arcs, f)
-                moved = _first_fit(b, by_flow[b], cands, occ)
+                occ.release(b_assign[0], b_assign[1])
+                occ.take(slot, ci, f)
+                moved = occ.first_fit(b)
                 if moved is not None:
-                    occ.take(moved[0], cands[moved[1]].arcs, b)
+                    occ.take(moved[0], moved[1], b)
                     result[b] = moved
                     result[f] = (slot, ci)
                     done = True
                     break
-                occ.release(slot, cands[ci].arcs, f)
-                occ.take(b_assign[0], cands[b_assign[1]].arcs, b)
+                occ.release(slot, ci)
+                occ.take(b_assign[0], b_assign[1], b)
             if done:
                 break
     return result
 
 
-def _first_fit(f: int, options: list[int], cands: list[Candidate], occ: Occupancy) -> Assignment:
-    for slot in range(occ.slots):
-        for ci in options:
-            if occ.free(slot, cands[ci].arcs):
-                return (slot, ci)
-    return None
+def _partialcol(
+    inst: _Instance,
+    slots: int,
+    start: list[Assignment],
+    evaluations: int = PARTIALCOL_EVALUATIONS,
+    seed: int = 0,
+) -> list[Assignment]:
+    """PartialCol-style tabu search (Bloechliger & Zufferey) over (slot, path) placements: put an
+    unscheduled flow where it evicts the fewest flows; evicted flows may not return to their slot
+    for a while. Keeps the best schedule seen. Deterministic for a given seed and budget."""
+    rng = random.Random(seed)
+    by_flow, mask = inst.by_flow, inst.mask
+    occ = _Occupancy(inst, slots)
+    cur: list[Assignment] = list(start)
+    for f, a in enumerate(cur):
+        if a is not None:
+            occ.take(a[0], a[1], f)
+    unscheduled = [f for f in range(inst.num_flows) if cur[f] is None and by_flow[f]]
+    best = list(cur)
+    count = best_count = sum(a is not None for a in cur)
+    tabu: dict[tuple[int, int], int] = {}
+    per_iter = max(1, slots * max((len(o) for o in by_flow), default=1))
+    iterations = min(PARTIALCOL_ITERATIONS_MAX, evaluations // per_iter)
+    bits = occ.bits
+    for it in range(iterations):
+        if not unscheduled:
+            break
+        pos = rng.randrange(len(unscheduled))
+        f = unscheduled[pos]
+        move: tuple[int, int] | None = None
+        move_cost = 1 << 30
+        move_blockers: set[int] = set()
+        for k in range(slots):
+            if tabu.get((f, k), -1) > it:
+                continue
+            b = bits[k]
+            for ci in by_flow[f]:
+                hit = b & mask[ci]
+                if not hit:
+                    move, move_cost, move_blockers = (k, ci), 0, set()
+                    break
+                if hit.bit_count() > move_cost:
+                    continue  # at most one blocker per link; cannot be cheaper when more links
+                bl = occ.blockers(k, ci)
+                if len(bl) < move_cost or (len(bl) == move_cost and rng.random() < 0.5):
+                    move, move_cost, move_blockers = (k, ci), len(bl), bl
+            if move_cost == 0:
+                break
+        if move is None:
+            continue
+        for bf in move_blockers:
+            ab = cur[bf]
+            assert ab is not None
+            occ.release(ab[0], ab[1])
+            cur[bf] = None
+            unscheduled.append(bf)
+            tabu[(bf, ab[0])] = it + int(0.6 * len(unscheduled)) + rng.randrange(10)
+        occ.take(move[0], move[1], f)
+        cur[f] = move
+        unscheduled[pos] = unscheduled[-1]
+        unscheduled.pop()
+        count += 1 - len(move_blockers)
+        if count > best_count:
+            best, best_count = list(cur), count
+    return best
+
+
+def _balanced_dsatur(inst: _Instance, slots: int) -> list[Assignment]:
+    """Route each flow on its least loaded minimum-hop path, then colour with DSatur."""
+    load = [0] * inst.num_arcs
+    chosen: list[int] = []
+    flows_of: list[int] = []
+    for f in sorted(range(inst.num_flows), key=lambda f: (len(inst.by_flow[f]), f)):
+        if not inst.by_flow[f]:
+            continue
+        ci = min(inst.by_flow[f], key=lambda c: (sum(load[a] ** 2 for a in inst.arcs[c]), c))
+        for a in inst.arcs[ci]:
+            load[a] += 1
+        chosen.append(ci)
+        flows_of.append(f)
+    colour = dsatur(conflict_graph([inst.arcs[ci] for ci in chosen]), slots)
+    out: list[Assignment] = [None] * inst.num_flows
+    for f, ci, slot in zip(flows_of, chosen, colour):
+        if slot is not None:
+            out[f] = (slot, ci)
+    return out
