@@ -20,6 +20,8 @@ Assignment = tuple[int, int] | None  # (slot, candidate index) per flow
 # microsecond, so the search stays in the tens of milliseconds whatever the size.
 PARTIALCOL_EVALUATIONS = 60_000
 PARTIALCOL_ITERATIONS_MAX = 6_000
+TABU_ALPHA = 0.6
+TABU_RANDOM = 10
 
 
 class _Instance:
@@ -86,13 +88,111 @@ def greedy_assign(
     """Best of a few starts (first fit in least-contended-first orders, each with a repair pass;
     balanced routing + DSatur), improved by PartialCol."""
     inst = _Instance(num_flows, cands)
-    tries = [
-        _first_fit_assign(inst, slots, _order(inst, "sum")),
-        _first_fit_assign(inst, slots, _order(inst, "max")),
-        _first_fit_assign(inst, slots, _order(inst, "sum"), initial=_balanced_dsatur(inst, slots)),
-    ]
+    import os
+    st = os.environ.get("STARTS", "smb")
+    tries = []
+    if "s" in st: tries.append(_first_fit_assign(inst, slots, _order(inst, "sum")))
+    if "m" in st: tries.append(_first_fit_assign(inst, slots, _order(inst, "max")))
+    if "b" in st: tries.append(_first_fit_assign(inst, slots, _order(inst, "sum"), initial=_balanced_dsatur(inst, slots)))
     start = max(tries, key=lambda t: sum(x is not None for x in t))
-    return _partialcol(inst, slots, start)
+    import os
+    if os.environ.get("AUG", "1") == "1":
+        start = _augment_all(inst, slots, start)
+    return _partialcol_full(inst, slots, start, int(os.environ.get("EV", "100000")))
+
+
+def _augment_all(inst: _Instance, slots: int, start: list[Assignment]) -> list[Assignment]:
+    """Ejection chains: for each unscheduled flow, a breadth-first search for a chain f0 -> f1 ->
+    ... -> fn where f0 takes a place whose only blocker is f1, f1 moves to a place whose only
+    blocker is f2, ..., and fn moves to a free place (an augmenting path, as in matching)."""
+    occ = _Occupancy(inst, slots)
+    cur = list(start)
+    for f, a in enumerate(cur):
+        if a is not None:
+            occ.take(a[0], a[1], f)
+    import os
+    budget = [int(os.environ.get("AB", "60000"))]
+    improved = True
+    while improved and budget[0] > 0:
+        improved = False
+        for f in range(inst.num_flows):
+            if budget[0] <= 0:
+                break
+            if cur[f] is None and inst.by_flow[f] and _augment(inst, occ, cur, f, budget):
+                improved = True
+    return cur
+
+
+def _augment(inst: _Instance, occ: _Occupancy, cur: list[Assignment], f0: int, budget: list[int]) -> bool:
+    mask, by_flow, bits = inst.mask, inst.by_flow, occ.bits
+    parent: dict[int, tuple[int, int, int] | None] = {f0: None}
+    queue = [f0]
+    end: tuple[int, int, int] | None = None
+    qi = 0
+    while qi < len(queue) and end is None:
+        g = queue[qi]
+        qi += 1
+        own = cur[g]
+        budget[0] -= occ.slots * len(by_flow[g])
+        for k in range(occ.slots):
+            b = bits[k]
+            if own is not None and own[0] == k:
+                b &= ~mask[own[1]]
+            for ci in by_flow[g]:
+                if own is not None and own == (k, ci):
+                    continue
+                hit = b & mask[ci]
+                if not hit:
+                    end = (g, k, ci)
+                    break
+                if hit.bit_count() == 1:
+                    h = occ.hold[k][hit.bit_length() - 1]
+                else:
+                    bl = occ.blockers(k, ci)
+                    bl.discard(g)
+                    if len(bl) != 1:
+                        continue
+                    (h,) = bl
+                if True:
+                    if h not in parent:
+                        parent[h] = (g, k, ci)
+                        queue.append(h)
+            if end is not None:
+                break
+    if end is None:
+        return False
+    # Chain of moves, terminal first: (flow, slot, candidate).
+    moves = [end]
+    g = end[0]
+    while parent[g] is not None:
+        pg, k, ci = parent[g]
+        moves.append((pg, k, ci))
+        g = pg
+    saved = [(m[0], cur[m[0]]) for m in moves]
+    done: list[tuple[int, int, int]] = []
+    ok = True
+    for g, k, ci in moves:
+        old = cur[g]
+        if old is not None:
+            occ.release(old[0], old[1])
+        if bits[k] & mask[ci]:
+            if old is not None:
+                occ.take(old[0], old[1], g)
+            ok = False
+            break
+        occ.take(k, ci, g)
+        cur[g] = (k, ci)
+        done.append((g, k, ci))
+    if ok:
+        return True
+    for g, k, ci in reversed(done):
+        occ.release(k, ci)
+    for g, a in saved:
+        cur[g] = a
+    for g, a in saved:
+        if a is not None and any(d[0] == g for d in done):
+            occ.take(a[0], a[1], g)
+    return False
 
 
 def first_fit_assign(
@@ -280,3 +380,98 @@ def _balanced_dsatur(inst: _Instance, slots: int) -> list[Assignment]:
         if slot is not None:
             out[f] = (slot, ci)
     return out
+
+
+def _partialcol_full(
+    inst: _Instance,
+    slots: int,
+    start: list[Assignment],
+    evaluations: int = PARTIALCOL_EVALUATIONS,
+    seed: int = 0,
+) -> list[Assignment]:
+    """PartialCol (Bloechliger & Zufferey) with its full neighbourhood: each step makes the best
+    non-tabu move over all unscheduled flows and slots (fewest evicted flows, ties at random).
+    The cost of each (unscheduled flow, slot) is cached and recomputed only for the slots a move
+    changed. Keeps the best schedule seen; deterministic for a given seed and budget."""
+    rng = random.Random(seed)
+    by_flow, mask = inst.by_flow, inst.mask
+    occ = _Occupancy(inst, slots)
+    bits = occ.bits
+    cur: list[Assignment] = list(start)
+    for f, a in enumerate(cur):
+        if a is not None:
+            occ.take(a[0], a[1], f)
+    best = list(cur)
+    count = best_count = sum(a is not None for a in cur)
+    big = 1 << 30
+    # row[f][k] = (cost, candidate) of the cheapest placement of unscheduled flow f in slot k.
+    row: dict[int, list[tuple[int, int]]] = {}
+
+    def cell(f: int, k: int) -> tuple[int, int]:
+        b = bits[k]
+        bc, bci = big, -1
+        for ci in by_flow[f]:
+            hit = b & mask[ci]
+            if not hit:
+                return (0, ci)
+            if hit.bit_count() == 1:
+                c = 1
+            else:
+                h = occ.hold[k]
+                c = len({h[a] for a in inst.arcs[ci]} - {-1})
+            if c < bc:
+                bc, bci = c, ci
+        return (bc, bci)
+
+    work = 0
+    for f in range(inst.num_flows):
+        if cur[f] is None and by_flow[f]:
+            row[f] = [cell(f, k) for k in range(slots)]
+            work += slots * len(by_flow[f])
+    tabu: dict[tuple[int, int], int] = {}
+    it = 0
+    while row and work < evaluations:
+        it += 1
+        mc, mv, ties = big, None, 0
+        for f, r in row.items():
+            for k in range(slots):
+                c = r[k][0]
+                if c > mc:
+                    continue
+                if tabu.get((f, k), 0) > it and count + 1 - c <= best_count:
+                    continue
+                if c < mc:
+                    mc, mv, ties = c, (f, k), 1
+                else:
+                    ties += 1
+                    if rng.random() * ties < 1.0:
+                        mv = (f, k)
+        work += len(row) * slots
+        if mv is None:
+            break
+        f, k = mv
+        ci = row[f][k][1]
+        h = occ.hold[k]
+        evicted = {h[a] for a in inst.arcs[ci]} - {-1}
+        changed = {k}
+        del row[f]
+        for bf in evicted:
+            ab = cur[bf]
+            assert ab is not None
+            occ.release(ab[0], ab[1])
+            cur[bf] = None
+            changed.add(ab[0])
+            tabu[(bf, ab[0])] = it + int(TABU_ALPHA * (len(row) + len(evicted))) + rng.randrange(TABU_RANDOM)
+        occ.take(k, ci, f)
+        cur[f] = (k, ci)
+        count += 1 - len(evicted)
+        for g, r in row.items():
+            for kk in changed:
+                r[kk] = cell(g, kk)
+            work += len(changed) * len(by_flow[g])
+        for bf in evicted:
+            row[bf] = [cell(bf, kk) for kk in range(slots)]
+            work += slots * len(by_flow[bf])
+        if count > best_count:
+            best, best_count = list(cur), count
+    return best

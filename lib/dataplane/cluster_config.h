@@ -1,0 +1,47 @@
+// Cluster configuration file (DESIGN §10, docs/configuration.md): INI read with DPDK's
+// rte_cfgfile and validated completely before anything touches the wire. Every error names
+// the file, the section and key, and the reason.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/node.h"
+#include "core/result.h"
+
+namespace tob::dataplane {
+
+enum class Order : uint8_t { mars, otfp };
+enum class ClockSource : uint8_t { tai, monotonic, ptp };
+
+using Mac = std::array<uint8_t, 6>;
+
+struct ClusterConfig {
+  std::string path;
+  std::string name;
+  uint16_t cluster_id = 1;
+  int nodes = 0;
+  Order order = Order::mars;
+  Mac multicast_mac{};
+  uint16_t vlan = 0;  // 0: untagged
+  uint8_t pcp = 5;
+  ClockSource clock = ClockSource::tai;
+  std::string ptp_device;  // clock = ptp:/dev/ptpN
+  int kappa = 2;           // otfp: votes for cycle i travel in cycle i + kappa
+  std::vector<Mac> node_macs;
+  core::NodeConfig node;  // schedule and limits; `self` is set by the caller
+
+  core::NodeConfig for_node(core::NodeId self) const {
+    core::NodeConfig c = node;
+    c.self = self;
+    return c;
+  }
+};
+
+core::Result<ClusterConfig> load_cluster_config(const std::string& path);
+bool parse_mac(const std::string& text, Mac& out);
+std::string format_mac(const Mac& mac);
+
+}  // namespace tob::dataplane
