@@ -11,15 +11,14 @@ from __future__ import annotations
 
 import random
 
-from tobsched.coloring import conflict_graph, dsatur
 from tobsched.paths import Candidate
 
 Assignment = tuple[int, int] | None  # (slot, candidate index) per flow
 
-# Work budget of the tabu search, in (slot, candidate) evaluations; each costs about a
-# microsecond, so the search stays in the tens of milliseconds whatever the size.
-PARTIALCOL_EVALUATIONS = 60_000
-PARTIALCOL_ITERATIONS_MAX = 6_000
+# Work budgets in (slot, candidate) evaluations, each well under a microsecond, so that greedy
+# stays in the tens of milliseconds whatever the size (and never depends on the clock).
+AUGMENT_EVALUATIONS = 30_000
+PARTIALCOL_EVALUATIONS = 50_000
 TABU_ALPHA = 0.6
 TABU_RANDOM = 10
 
@@ -85,20 +84,16 @@ def greedy_assign(
     cands: list[Candidate],
     slots: int,
 ) -> list[Assignment]:
-    """Best of a few starts (first fit in least-contended-first orders, each with a repair pass;
-    balanced routing + DSatur), improved by PartialCol."""
+    """Best of two first-fit starts (two least-contended-first orders, each with a repair pass),
+    improved by ejection chains, then by PartialCol."""
     inst = _Instance(num_flows, cands)
-    import os
-    st = os.environ.get("STARTS", "smb")
-    tries = []
-    if "s" in st: tries.append(_first_fit_assign(inst, slots, _order(inst, "sum")))
-    if "m" in st: tries.append(_first_fit_assign(inst, slots, _order(inst, "max")))
-    if "b" in st: tries.append(_first_fit_assign(inst, slots, _order(inst, "sum"), initial=_balanced_dsatur(inst, slots)))
+    tries = [
+        _first_fit_assign(inst, slots, _order(inst, "sum")),
+        _first_fit_assign(inst, slots, _order(inst, "max")),
+    ]
     start = max(tries, key=lambda t: sum(x is not None for x in t))
-    import os
-    if os.environ.get("AUG", "1") == "1":
-        start = _augment_all(inst, slots, start)
-    return _partialcol_full(inst, slots, start, int(os.environ.get("EV", "100000")))
+    start = _augment_all(inst, slots, start)
+    return _partialcol(inst, slots, start)
 
 
 def _augment_all(inst: _Instance, slots: int, start: list[Assignment]) -> list[Assignment]:
@@ -110,8 +105,7 @@ def _augment_all(inst: _Instance, slots: int, start: list[Assignment]) -> list[A
     for f, a in enumerate(cur):
         if a is not None:
             occ.take(a[0], a[1], f)
-    import os
-    budget = [int(os.environ.get("AB", "60000"))]
+    budget = [AUGMENT_EVALUATIONS]
     improved = True
     while improved and budget[0] > 0:
         improved = False
@@ -153,10 +147,9 @@ def _augment(inst: _Instance, occ: _Occupancy, cur: list[Assignment], f0: int, b
                     if len(bl) != 1:
                         continue
                     (h,) = bl
-                if True:
-                    if h not in parent:
-                        parent[h] = (g, k, ci)
-                        queue.append(h)
+                if h not in parent:
+                    parent[h] = (g, k, ci)
+                    queue.append(h)
             if end is not None:
                 break
     if end is None:
@@ -295,94 +288,6 @@ def _first_fit_assign(
 
 
 def _partialcol(
-    inst: _Instance,
-    slots: int,
-    start: list[Assignment],
-    evaluations: int = PARTIALCOL_EVALUATIONS,
-    seed: int = 0,
-) -> list[Assignment]:
-    """PartialCol-style tabu search (Bloechliger & Zufferey) over (slot, path) placements: put an
-    unscheduled flow where it evicts the fewest flows; evicted flows may not return to their slot
-    for a while. Keeps the best schedule seen. Deterministic for a given seed and budget."""
-    rng = random.Random(seed)
-    by_flow, mask = inst.by_flow, inst.mask
-    occ = _Occupancy(inst, slots)
-    cur: list[Assignment] = list(start)
-    for f, a in enumerate(cur):
-        if a is not None:
-            occ.take(a[0], a[1], f)
-    unscheduled = [f for f in range(inst.num_flows) if cur[f] is None and by_flow[f]]
-    best = list(cur)
-    count = best_count = sum(a is not None for a in cur)
-    tabu: dict[tuple[int, int], int] = {}
-    per_iter = max(1, slots * max((len(o) for o in by_flow), default=1))
-    iterations = min(PARTIALCOL_ITERATIONS_MAX, evaluations // per_iter)
-    bits = occ.bits
-    for it in range(iterations):
-        if not unscheduled:
-            break
-        pos = rng.randrange(len(unscheduled))
-        f = unscheduled[pos]
-        move: tuple[int, int] | None = None
-        move_cost = 1 << 30
-        move_blockers: set[int] = set()
-        for k in range(slots):
-            if tabu.get((f, k), -1) > it:
-                continue
-            b = bits[k]
-            for ci in by_flow[f]:
-                hit = b & mask[ci]
-                if not hit:
-                    move, move_cost, move_blockers = (k, ci), 0, set()
-                    break
-                if hit.bit_count() > move_cost:
-                    continue  # at most one blocker per link; cannot be cheaper when more links
-                bl = occ.blockers(k, ci)
-                if len(bl) < move_cost or (len(bl) == move_cost and rng.random() < 0.5):
-                    move, move_cost, move_blockers = (k, ci), len(bl), bl
-            if move_cost == 0:
-                break
-        if move is None:
-            continue
-        for bf in move_blockers:
-            ab = cur[bf]
-            assert ab is not None
-            occ.release(ab[0], ab[1])
-            cur[bf] = None
-            unscheduled.append(bf)
-            tabu[(bf, ab[0])] = it + int(0.6 * len(unscheduled)) + rng.randrange(10)
-        occ.take(move[0], move[1], f)
-        cur[f] = move
-        unscheduled[pos] = unscheduled[-1]
-        unscheduled.pop()
-        count += 1 - len(move_blockers)
-        if count > best_count:
-            best, best_count = list(cur), count
-    return best
-
-
-def _balanced_dsatur(inst: _Instance, slots: int) -> list[Assignment]:
-    """Route each flow on its least loaded minimum-hop path, then colour with DSatur."""
-    load = [0] * inst.num_arcs
-    chosen: list[int] = []
-    flows_of: list[int] = []
-    for f in sorted(range(inst.num_flows), key=lambda f: (len(inst.by_flow[f]), f)):
-        if not inst.by_flow[f]:
-            continue
-        ci = min(inst.by_flow[f], key=lambda c: (sum(load[a] ** 2 for a in inst.arcs[c]), c))
-        for a in inst.arcs[ci]:
-            load[a] += 1
-        chosen.append(ci)
-        flows_of.append(f)
-    colour = dsatur(conflict_graph([inst.arcs[ci] for ci in chosen]), slots)
-    out: list[Assignment] = [None] * inst.num_flows
-    for f, ci, slot in zip(flows_of, chosen, colour):
-        if slot is not None:
-            out[f] = (slot, ci)
-    return out
-
-
-def _partialcol_full(
     inst: _Instance,
     slots: int,
     start: list[Assignment],
