@@ -1,0 +1,88 @@
+#include "dataplane/tsc_clock.h"
+
+#include <x86intrin.h>
+
+#include <cmath>
+
+namespace tob::dataplane {
+
+bool fit_samples(std::span<const ClockSample> samples, TscFit& out) {
+  if (samples.size() < 2) return false;
+  const ClockSample& ref = samples.back();
+  double sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (const ClockSample& s : samples) {
+    const double x = static_cast<double>(static_cast<int64_t>(s.tsc - ref.tsc));
+    const double y = static_cast<double>(s.ns - ref.ns);
+    sx += x;
+    sy += y;
+    sxx += x * x;
+    sxy += x * y;
+  }
+  const double n = static_cast<double>(samples.size());
+  const double den = n * sxx - sx * sx;
+  if (den <= 0) return false;
+  const double slope = (n * sxy - sx * sy) / den;
+  if (!(slope > 0)) return false;
+  const double intercept = (sy - slope * sx) / n;  // ns at x = 0 (the last sample's TSC)
+  out.tsc0 = ref.tsc;
+  out.ns0 = ref.ns + static_cast<int64_t>(std::llround(intercept));
+  out.ns_per_tick = slope;
+  return true;
+}
+
+void TscClock::publish(const TscFit& fit) {
+  // Odd sequence = write in progress; readers retry.
+  const uint64_t s = seq_.load(std::memory_order_relaxed);
+  seq_.store(s | 1, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_release);
+  tsc0_.store(fit.tsc0, std::memory_order_relaxed);
+  ns0_.store(fit.ns0, std::memory_order_relaxed);
+  ns_per_tick_.store(fit.ns_per_tick, std::memory_order_relaxed);
+  seq_.store((s | 1) + 1, std::memory_order_release);
+}
+
+TscFit TscClock::read() const {
+  for (;;) {
+    const uint64_t s1 = seq_.load(std::memory_order_acquire);
+    if ((s1 & 1) != 0) continue;
+    TscFit f{tsc0_.load(std::memory_order_relaxed), ns0_.load(std::memory_order_relaxed),
+             ns_per_tick_.load(std::memory_order_relaxed)};
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if (seq_.load(std::memory_order_relaxed) == s1) return f;
+  }
+}
+
+int64_t TscClock::to_ns(uint64_t tsc) const {
+  const TscFit f = read();
+  const double dt = static_cast<double>(static_cast<int64_t>(tsc - f.tsc0)) * f.ns_per_tick;
+  const int64_t true_ns = f.ns0 + static_cast<int64_t>(std::llround(dt));
+  const double drift = drift_ppm_ * static_cast<double>(true_ns - f.ns0) / 1e6;
+  return true_ns + offset_ns_ + static_cast<int64_t>(std::llround(drift));
+}
+
+uint64_t TscClock::to_tsc(int64_t ns) const {
+  const TscFit f = read();
+  // Invert the knobs first: believed = true * (1 + d) + offset around ns0.
+  const double scale = 1.0 + drift_ppm_ / 1e6;
+  const double true_rel = static_cast<double>(ns - offset_ns_ - f.ns0) / scale;
+  const double ticks = true_rel / f.ns_per_tick;
+  return f.tsc0 + static_cast<uint64_t>(static_cast<int64_t>(std::llround(ticks)));
+}
+
+ClockSample sample_clock(clockid_t clock, int tries) {
+  ClockSample best{0, 0};
+  uint64_t best_width = UINT64_MAX;
+  for (int i = 0; i < tries; ++i) {
+    timespec ts{};
+    const uint64_t a = __rdtsc();
+    clock_gettime(clock, &ts);
+    const uint64_t b = __rdtsc();
+    if (b - a < best_width) {
+      best_width = b - a;
+      best = {a + (b - a) / 2, static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec};
+    }
+  }
+  return best;
+}
+
+}  // namespace tob::dataplane
