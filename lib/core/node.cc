@@ -113,7 +113,7 @@ Node::Node(const NodeConfig& config, Schedule sched)
       queue_(config.queue_msgs_max, config.queue_bytes_max, config.payload_bytes_max) {
   if (config_.stall_limit_ns == 0) config_.stall_limit_ns = sched_.cycle_ns();
   batch_bytes_max_ = config_.frame_bytes_max - kFrameOverhead;
-  message_bytes_.resize(static_cast<size_t>(kMaxNodes) * kMessageSlots * batch_bytes_max_);
+  message_bytes_.resize(static_cast<size_t>(n_) * kMessageSlots * batch_bytes_max_);
   next_msg_id_ = config_.first_msg_id;
   const auto copies = static_cast<size_t>(sched_.sends_per_slot());
   tx_bytes_.resize(2 * copies * config_.frame_bytes_max);
@@ -171,7 +171,6 @@ void Node::advance(int64_t now_ns) {
   if (!started_) {
     started_ = true;
     const int64_t start = std::max(now_ns, sched_.epoch_ns());
-    started_ns_ = start;
     last_now_ns_ = now_ns;
     listen_until_ns_ = start + sched_.cycle_ns();
     next_seq_ = sched_.next_turn_after(start - 1).seq;
@@ -454,7 +453,6 @@ void Node::admit(const Turn& t, NodeId n, bool created) {
   set_members(members_ | bit(n));
   if (n == self_) {
     state_ = SelfState::member;
-    admitted_seq_ = t.seq;
     small_group_cycles_ = 0;
   }
   ++counters_.admissions;
@@ -489,12 +487,14 @@ void Node::shutdown(const Turn& t, Reason why) {
   members_ = 0;
   member_count_ = 0;
   suspicion_ = kNoNode;
-  admitted_seq_ = -1;
   small_group_cycles_ = 0;
 }
 
 void Node::emit(EventKind k, NodeId n, Reason r, const Turn& t) {
-  if (actions_.events.size() == actions_.events.capacity()) return;  // bounded; counters still tell
+  if (actions_.events.size() == actions_.events.capacity()) {  // bounded per call
+    ++counters_.events_dropped;
+    return;
+  }
   actions_.events.push_back({k, n, r, t.cycle, t.seq, t.membership_point_ns, members_});
 }
 

@@ -140,6 +140,7 @@ struct NodeCounters {
   uint64_t admissions = 0;
   uint64_t self_shutdowns = 0;
   uint64_t suspicions = 0;
+  uint64_t events_dropped = 0;  // membership events beyond the per-call bound
 };
 
 enum class SelfState : uint8_t {
@@ -230,14 +231,12 @@ class Node {
   int n_;
 
   SelfState state_ = SelfState::listening;
-  int64_t started_ns_ = 0;
   bool started_ = false;
   int64_t last_now_ns_ = 0;
   int64_t next_seq_ = 0;
   int64_t last_turn_cycle_ = -1;
   int64_t listen_until_ns_ = 0;   // may announce itself at its first turn after this
   int64_t silent_until_ns_ = 0;
-  int64_t admitted_seq_ = -1;     // turn at which this node became a member
   int small_group_cycles_ = 0;
   NodeId suspicion_ = kNoNode;    // own receiver-omission suspicion (culprit), seed 000 §6.2.2
 
@@ -250,7 +249,7 @@ class Node {
   static constexpr size_t kViewHistory = 2 * kMaxNodes + 2;
   std::array<std::pair<int64_t, uint64_t>, kViewHistory> view_history_{};
   std::array<std::array<Message, kMessageSlots>, kMaxNodes> messages_{};
-  std::vector<uint8_t> message_bytes_;  // kMaxNodes x kMessageSlots x batch_bytes_max_
+  std::vector<uint8_t> message_bytes_;  // N x kMessageSlots x batch_bytes_max_
   size_t batch_bytes_max_ = 0;
 
   SubmitQueue queue_;
