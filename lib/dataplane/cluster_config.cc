@@ -1,5 +1,7 @@
 #include "dataplane/cluster_config.h"
 
+#include "dataplane/ini.h"
+
 #include <rte_cfgfile.h>
 
 #include <cerrno>
@@ -32,11 +34,15 @@ const std::set<std::string_view> kNodeKeys = {"mac", "slot_offset_ns", "slot_len
 
 class Reader {
  public:
-  Reader(rte_cfgfile* f, std::string path) : f_(f), path_(std::move(path)) {}
+  Reader(rte_cfgfile* f, std::string path, const Overrides& overrides)
+      : f_(f), path_(std::move(path)), overrides_(overrides) {}
 
   Error error(const std::string& section, const std::string& key, const std::string& why) const {
     if (key.empty()) return Error{path_ + ": [" + section + "]: " + why};
-    return Error{path_ + ": [" + section + "] " + key + ": " + why};
+    std::string from;
+    for (const auto& [name, value] : overrides_)
+      if (name == section + "." + key) from = " (from --set " + name + "=" + value + ")";
+    return Error{path_ + ": [" + section + "] " + key + ": " + why + from};
   }
   const char* get(const char* section, const char* key) const { return rte_cfgfile_get_entry(f_, section, key); }
   bool has(const char* section, const char* key) const { return get(section, key) != nullptr; }
@@ -63,7 +69,27 @@ class Reader {
  private:
   rte_cfgfile* f_;
   std::string path_;
+  const Overrides& overrides_;
 };
+
+// Applies SECTION.KEY=VALUE overrides to the loaded file; the usual validation follows.
+core::Result<bool> apply_overrides(rte_cfgfile* f, const std::string& path, const Overrides& overrides) {
+  for (const auto& [name, value] : overrides) {
+    const auto dot = name.find('.');
+    const std::string section = name.substr(0, dot);
+    const std::string key = dot == std::string::npos ? "" : name.substr(dot + 1);
+    if (section.empty() || key.empty() || section.size() >= CFG_NAME_LEN || key.size() >= CFG_NAME_LEN ||
+        value.size() >= CFG_VALUE_LEN)
+      return Error{path + ": --set " + name + "=" + value + ": expected SECTION.KEY=VALUE within INI limits"};
+    if (!rte_cfgfile_has_section(f, section.c_str()) && rte_cfgfile_add_section(f, section.c_str()) != 0)
+      return Error{path + ": --set " + name + ": cannot add section [" + section + "]"};
+    const int rc = rte_cfgfile_has_entry(f, section.c_str(), key.c_str())
+                       ? rte_cfgfile_set_entry(f, section.c_str(), key.c_str(), value.c_str())
+                       : rte_cfgfile_add_entry(f, section.c_str(), key.c_str(), value.c_str());
+    if (rc != 0) return Error{path + ": --set " + name + "=" + value + ": cannot apply"};
+  }
+  return true;
+}
 
 #define TRY_INT(var, ...)                  \
   int64_t var;                             \
@@ -91,25 +117,21 @@ std::string format_mac(const Mac& m) {
   return buf;
 }
 
-core::Result<ClusterConfig> load_cluster_config(const std::string& path) {
+core::Result<ClusterConfig> load_cluster_config(const std::string& path, const Overrides& overrides) {
   std::FILE* probe = std::fopen(path.c_str(), "r");
   if (probe == nullptr) return Error{path + ": cannot open: " + std::strerror(errno)};
   std::fclose(probe);
   std::unique_ptr<rte_cfgfile, CfgCloser> file(rte_cfgfile_load(path.c_str(), 0));
   if (!file) return Error{path + ": not a valid INI file (rte_cfgfile could not parse it)"};
-  Reader rd(file.get(), path);
+  if (auto ok = apply_overrides(file.get(), path, overrides); !ok) return ok.error();
+  Reader rd(file.get(), path, overrides);
   ClusterConfig c;
   c.path = path;
 
   // Sections: known names only; every key known in its section.
-  const int count = rte_cfgfile_num_sections(file.get(), nullptr, 0);
-  std::vector<std::array<char, CFG_NAME_LEN>> names(static_cast<size_t>(count));
-  std::vector<char*> ptrs;
-  for (auto& n : names) ptrs.push_back(n.data());
-  rte_cfgfile_sections(file.get(), ptrs.data(), count);
+  const std::vector<std::string> sections = ini_sections(file.get());
   std::set<int> node_sections;
-  for (const auto& n : names) {
-    const std::string sec = n.data();
+  for (const std::string& sec : sections) {
     const std::set<std::string_view>* keys = nullptr;
     if (sec == "cluster") keys = &kClusterKeys;
     else if (sec == "timing") keys = &kTimingKeys;
@@ -124,16 +146,9 @@ core::Result<ClusterConfig> load_cluster_config(const std::string& path) {
     } else {
       return rd.error(sec, "", "unknown section (known: cluster, timing, limits, node.K)");
     }
-    const int entries = rte_cfgfile_section_num_entries(file.get(), sec.c_str());
-    std::vector<rte_cfgfile_entry> e(static_cast<size_t>(std::max(entries, 0)));
-    rte_cfgfile_section_entries(file.get(), sec.c_str(), e.data(), entries);
-    std::set<std::string> seen;
-    for (const auto& entry : e) {
-      if (keys->count(entry.name) == 0) return rd.error(sec, entry.name, "unknown key");
-      if (!seen.insert(entry.name).second) return rd.error(sec, entry.name, "given twice");
-    }
+    if (auto ok = check_ini_keys(file.get(), path, sec, *keys); !ok) return ok.error();
   }
-  if (!rd.has("cluster", "nodes") && count == 0) return Error{path + ": empty configuration"};
+  if (!rd.has("cluster", "nodes") && sections.empty()) return Error{path + ": empty configuration"};
 
   // [cluster]
   const char* name = rd.get("cluster", "name");

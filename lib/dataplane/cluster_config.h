@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/node.h"
@@ -40,7 +41,9 @@ struct ClusterConfig {
   }
 };
 
-core::Result<ClusterConfig> load_cluster_config(const std::string& path);
+// SECTION.KEY=VALUE pairs applied over the file before validation (the daemon's --set).
+using Overrides = std::vector<std::pair<std::string, std::string>>;
+core::Result<ClusterConfig> load_cluster_config(const std::string& path, const Overrides& overrides = {});
 bool parse_mac(const std::string& text, Mac& out);
 std::string format_mac(const Mac& mac);
 

@@ -30,30 +30,8 @@ bool fit_samples(std::span<const ClockSample> samples, TscFit& out) {
   return true;
 }
 
-void TscClock::publish(const TscFit& fit) {
-  // Odd sequence = write in progress; readers retry.
-  const uint64_t s = seq_.load(std::memory_order_relaxed);
-  seq_.store(s | 1, std::memory_order_relaxed);
-  std::atomic_thread_fence(std::memory_order_release);
-  tsc0_.store(fit.tsc0, std::memory_order_relaxed);
-  ns0_.store(fit.ns0, std::memory_order_relaxed);
-  ns_per_tick_.store(fit.ns_per_tick, std::memory_order_relaxed);
-  seq_.store((s | 1) + 1, std::memory_order_release);
-}
-
-TscFit TscClock::read() const {
-  for (;;) {
-    const uint64_t s1 = seq_.load(std::memory_order_acquire);
-    if ((s1 & 1) != 0) continue;
-    TscFit f{tsc0_.load(std::memory_order_relaxed), ns0_.load(std::memory_order_relaxed),
-             ns_per_tick_.load(std::memory_order_relaxed)};
-    std::atomic_thread_fence(std::memory_order_acquire);
-    if (seq_.load(std::memory_order_relaxed) == s1) return f;
-  }
-}
-
 int64_t TscClock::to_ns(uint64_t tsc) const {
-  const TscFit f = read();
+  const TscFit f = fit_.read();
   const double dt = static_cast<double>(static_cast<int64_t>(tsc - f.tsc0)) * f.ns_per_tick;
   const int64_t true_ns = f.ns0 + static_cast<int64_t>(std::llround(dt));
   const double drift = drift_ppm_ * static_cast<double>(true_ns - f.ns0) / 1e6;
@@ -61,7 +39,7 @@ int64_t TscClock::to_ns(uint64_t tsc) const {
 }
 
 uint64_t TscClock::to_tsc(int64_t ns) const {
-  const TscFit f = read();
+  const TscFit f = fit_.read();
   // Invert the knobs first: believed = true * (1 + d) + offset around ns0.
   const double scale = 1.0 + drift_ppm_ / 1e6;
   const double true_rel = static_cast<double>(ns - offset_ns_ - f.ns0) / scale;

@@ -4,10 +4,11 @@
 // offset and a drift in ppm to the global time this node believes in.
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 #include <ctime>
 #include <span>
+
+#include "dataplane/seqlock.h"
 
 namespace tob::dataplane {
 
@@ -33,17 +34,14 @@ class TscClock {
     offset_ns_ = offset_ns;
     drift_ppm_ = drift_ppm;
   }
-  void publish(const TscFit& fit);
-  bool calibrated() const { return seq_.load(std::memory_order_acquire) != 0; }
+  void publish(const TscFit& fit) { fit_.publish(fit); }
+  bool calibrated() const { return fit_.published(); }
+  TscFit fit() const { return fit_.read(); }
   int64_t to_ns(uint64_t tsc) const;
   uint64_t to_tsc(int64_t ns) const;
 
  private:
-  TscFit read() const;
-  std::atomic<uint64_t> seq_{0};
-  std::atomic<uint64_t> tsc0_{0};
-  std::atomic<int64_t> ns0_{0};
-  std::atomic<double> ns_per_tick_{0};
+  Seqlock<TscFit> fit_;
   int64_t offset_ns_ = 0;
   double drift_ppm_ = 0;
 };

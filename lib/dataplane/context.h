@@ -1,0 +1,107 @@
+// What the daemon's lcores and threads share (DESIGN §1, §9): configuration, the TSC clock,
+// the rings between roles, the pools, statistics and the stop flag. Built once at start-up in
+// daemon.cc; the roles hold a reference and never allocate.
+//
+//   RX role --rx ring (RxItem)--> control role --tx ring (TxItem)--> TX role --> port
+//                                      |  --log ring (LogRecord)--> I/O thread (files, status)
+//   telemetry thread --submit ring (SubmitMsg from the msg pool)--> control role
+#pragma once
+
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+#include <rte_ring.h>
+
+#include <atomic>
+#include <cstdint>
+
+#include "core/node.h"
+#include "dataplane/cluster_config.h"
+#include "dataplane/ether.h"
+#include "dataplane/options.h"
+#include "dataplane/seqlock.h"
+#include "dataplane/stats.h"
+#include "dataplane/tsc_clock.h"
+
+namespace tob::dataplane {
+
+struct RxItem {  // 16 bytes
+  rte_mbuf* mbuf;
+  int64_t rx_ns;
+};
+
+struct TxItem {  // 32 bytes
+  rte_mbuf* mbuf;
+  int64_t tx_ns;     // the slot instant (global time)
+  int64_t close_ns;  // the slot's end: a frame not sent by then is a missed slot
+  uint8_t method;    // TxMethod (concrete)
+  uint8_t copy;
+  uint8_t pad[6];
+};
+
+enum class LogKind : uint8_t { delivery = 1, event, undelivered };
+
+struct LogRecord {  // 64 bytes: one ring element
+  LogKind kind;
+  uint8_t node;        // delivery/undelivered: sender; event: the node it is about
+  uint8_t reason;      // core::Reason
+  uint8_t event;       // core::EventKind
+  uint16_t client;
+  uint16_t payload_bytes;
+  int64_t cycle;
+  uint64_t msg_id;     // event: members after it
+  int64_t at_ns;       // delivery: when handed out; event: the membership point
+  int64_t submit_ns;
+  uint8_t head[24];    // the payload's first bytes (for /tob/deliveries)
+};
+static_assert(sizeof(LogRecord) == 64);
+
+struct SubmitMsg {  // an element of the msg pool: header + payload_bytes_max bytes
+  uint16_t client;
+  uint16_t bytes;
+  uint32_t pad;
+  int64_t submit_ns;
+  uint8_t payload[];
+};
+
+// Roles are assigned to lcores at start; a loop runs one or several (lcore_loop.h).
+struct DaemonContext {
+  const DaemonOptions* options = nullptr;
+  const ClusterConfig* config = nullptr;
+  core::NodeId self = 0;
+  const core::Schedule* schedule = nullptr;
+  EtherParams ether;       // header of our frames
+  size_t ether_bytes = 0;  // 14 or 18
+  uint16_t port_id = 0;
+  uint16_t rx_burst = 32;
+  TxMethod methods[8] = {};
+  int method_count = 1;
+  bool split_rx = false;   // RX runs on another lcore than control (watermark applies)
+
+  TscClock clock;
+  rte_mempool* pkt_pool = nullptr;
+  rte_mempool* msg_pool = nullptr;
+  rte_ring* rx_ring = nullptr;
+  rte_ring* tx_ring = nullptr;
+  rte_ring* log_ring = nullptr;
+  rte_ring* submit_ring = nullptr;
+  size_t msg_bytes = 0;    // SubmitMsg element size
+
+  // NIC launch time: TSC -> NIC clock fit and the mbuf dynamic field.
+  bool nic_launch = false;
+  TscClock nic_clock;
+  int ts_offset = -1;
+  uint64_t ts_flag = 0;
+
+  std::atomic<uint64_t> rx_watermark_tsc{0};  // every frame stamped up to here is in the rx ring
+  std::atomic<bool> quit{false};              // set by signals, --duration, or a fatal error
+  std::atomic<bool> control_done{false};      // the node stopped and sent its last frame
+
+  RxStats rx;
+  TxStats tx;
+  ControlStats control;
+  Seqlock<NodeStatus> status;
+  std::atomic<uint64_t> io_records{0};
+  std::atomic<uint64_t> io_write_errors{0};
+};
+
+}  // namespace tob::dataplane

@@ -1,0 +1,245 @@
+#include "dataplane/control_role.h"
+
+#include <rte_mbuf.h>
+#include <x86intrin.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+
+#include "core/wire.h"
+
+namespace tob::dataplane {
+
+namespace {
+constexpr unsigned kFramesPerStep = 64;
+constexpr unsigned kSubmitsPerStep = 64;
+constexpr unsigned kGeneratedPerStep = 64;
+constexpr int64_t kGeneratorLagMaxNs = 100'000'000;  // a generator held back longer skips ahead
+constexpr size_t kMinEtherFrame = 60;                // without FCS
+}  // namespace
+
+ControlRole::ControlRole(DaemonContext& ctx, core::Node& node, Calibrator& calibrator, Calibrator* nic_calibrator)
+    : ctx_(ctx), node_(node), calibrator_(calibrator), nic_calibrator_(nic_calibrator) {
+  const DaemonOptions& o = *ctx_.options;
+  if (o.gen_rate_per_s > 0) gen_interval_ns_ = std::max<int64_t>(1, static_cast<int64_t>(1e9 / o.gen_rate_per_s));
+  const double ns_per_tick = ctx_.clock.fit().ns_per_tick;
+  // The RX role may lag a membership point by this much before the control role goes ahead.
+  const int64_t timeout_ns = std::max<int64_t>(100'000, ctx_.schedule->config().decision_margin_ns / 2);
+  watermark_timeout_ticks_ = static_cast<uint64_t>(static_cast<double>(timeout_ns) / ns_per_tick);
+}
+
+unsigned ControlRole::step(uint64_t& next_due_tsc) {
+  next_due_tsc = UINT64_MAX;
+  if (stopped_) return 0;
+  ctx_.control.loops.add();
+  const uint64_t now_tsc = __rdtsc();
+  const int64_t now_ns = ctx_.clock.to_ns(now_tsc);
+  calibrator_.poll(now_tsc);
+  if (nic_calibrator_ != nullptr) nic_calibrator_->poll(now_tsc);
+  unsigned work = take_frames();
+  work += take_submissions(now_ns);
+  work += generate(now_ns);
+  advance_time(now_ns, now_tsc);
+  int64_t due_ns = node_.next_deadline_ns();
+  if (gen_interval_ns_ > 0) due_ns = std::min(due_ns, gen_next_ns_);
+  next_due_tsc = watermark_wait_since_tsc_ != 0 ? 0 : ctx_.clock.to_tsc(due_ns);
+  return work;
+}
+
+unsigned ControlRole::take_frames() {
+  RxItem items[kFramesPerStep];
+  rte_mbuf* done[kFramesPerStep];
+  const unsigned n = rte_ring_dequeue_burst_elem(ctx_.rx_ring, items, sizeof(RxItem), kFramesPerStep, nullptr);
+  if (n == 0) return 0;
+  const int64_t now_ns = ctx_.clock.to_ns(__rdtsc());
+  for (unsigned i = 0; i < n; ++i) {
+    rte_mbuf* m = items[i].mbuf;
+    const core::DecodeResult d =
+        core::decode_frame(std::span<const uint8_t>(rte_pktmbuf_mtod(m, const uint8_t*), m->data_len));
+    TOB_ASSERT(d.ok());  // the RX role passes only frames that decoded
+    node_.on_frame(d.view, items[i].rx_ns);
+    handle_actions(now_ns);
+    done[i] = m;
+  }
+  rte_pktmbuf_free_bulk(done, n);
+  return n;
+}
+
+unsigned ControlRole::take_submissions(int64_t now_ns) {
+  (void)now_ns;
+  unsigned n = 0;
+  while (n < kSubmitsPerStep) {
+    SubmitMsg* msg = held_;
+    if (msg == nullptr && rte_ring_dequeue(ctx_.submit_ring, reinterpret_cast<void**>(&msg)) != 0) break;
+    const core::SubmitResult r =
+        node_.submit(msg->client, std::span<const uint8_t>(msg->payload, msg->bytes), msg->submit_ns);
+    if (r.status == core::SubmitStatus::backpressure) {
+      if (held_ == nullptr) ctx_.control.submit_backpressure.add();
+      held_ = msg;  // FIFO: nothing behind it goes first
+      break;
+    }
+    if (r.status == core::SubmitStatus::too_large) {
+      ctx_.control.submit_too_large.add();
+    } else {
+      ctx_.control.submitted.add();
+    }
+    held_ = nullptr;
+    rte_mempool_put(ctx_.msg_pool, msg);
+    ++n;
+  }
+  return n;
+}
+
+unsigned ControlRole::generate(int64_t now_ns) {
+  const DaemonOptions& o = *ctx_.options;
+  if (gen_interval_ns_ == 0 || (o.gen_count_max != 0 && gen_count_ >= o.gen_count_max)) return 0;
+  if (gen_next_ns_ == 0 || now_ns - gen_next_ns_ > kGeneratorLagMaxNs) gen_next_ns_ = now_ns;
+  const size_t size = o.gen_size_bytes;
+  unsigned n = 0;
+  while (gen_next_ns_ <= now_ns && n < kGeneratedPerStep && (o.gen_count_max == 0 || gen_count_ < o.gen_count_max)) {
+    // Readable payload: "n<node> #<count>" then a byte pattern a receiver can check.
+    const int head = std::snprintf(reinterpret_cast<char*>(gen_payload_), sizeof gen_payload_, "n%u #%llu ",
+                                   static_cast<unsigned>(ctx_.self), static_cast<unsigned long long>(gen_count_));
+    for (size_t k = static_cast<size_t>(std::max(head, 0)); k < size; ++k)
+      gen_payload_[k] = static_cast<uint8_t>('a' + (gen_count_ + k) % 26);
+    const core::SubmitResult r = node_.submit(0, std::span<const uint8_t>(gen_payload_, size), now_ns);
+    if (r.status != core::SubmitStatus::ok) {
+      ctx_.control.submit_backpressure.add();
+      break;  // retried at the next step with the same count
+    }
+    ctx_.control.generated.add();
+    ++gen_count_;
+    gen_next_ns_ += gen_interval_ns_;
+    ++n;
+  }
+  return n;
+}
+
+void ControlRole::advance_time(int64_t now_ns, uint64_t now_tsc) {
+  const int64_t deadline = node_.next_deadline_ns();
+  if (deadline != INT64_MIN && now_ns < deadline) return;
+  int64_t core_now = now_ns;
+  if (ctx_.split_rx && deadline != INT64_MIN) {
+    // Frames received before the membership point must reach the node first (DESIGN §9).
+    const int64_t mark_ns = ctx_.clock.to_ns(ctx_.rx_watermark_tsc.load(std::memory_order_acquire));
+    if (mark_ns < deadline) {
+      if (watermark_wait_since_tsc_ == 0) {
+        watermark_wait_since_tsc_ = now_tsc;
+        ctx_.control.watermark_waits.add();
+      }
+      if (now_tsc - watermark_wait_since_tsc_ < watermark_timeout_ticks_) return;
+      ctx_.control.watermark_timeouts.add();  // the RX role stalled: go ahead without it
+    } else {
+      core_now = std::min(now_ns, mark_ns);
+    }
+    watermark_wait_since_tsc_ = 0;
+    take_frames();  // what the RX role queued up to the watermark
+  }
+  if (deadline != INT64_MIN) ctx_.control.turn_lateness.record(core_now - deadline);
+  node_.on_time(core_now);
+  handle_actions(now_ns);
+  publish_status(now_ns);
+}
+
+void ControlRole::handle_actions(int64_t now_ns) {
+  const core::Actions& a = node_.take_actions();
+  for (const core::TxFrame& f : a.tx) queue_frame(f);
+  for (const core::Delivery& d : a.deliveries) {
+    ctx_.control.delivery_latency.record(now_ns - d.submit_ns);
+    LogRecord r{};
+    r.kind = LogKind::delivery;
+    r.node = d.sender;
+    r.client = d.client;
+    r.payload_bytes = static_cast<uint16_t>(d.payload.size());
+    r.cycle = d.cycle;
+    r.msg_id = d.msg_id;
+    r.at_ns = now_ns;
+    r.submit_ns = d.submit_ns;
+    std::memcpy(r.head, d.payload.data(), std::min(sizeof r.head, d.payload.size()));
+    log(r);
+  }
+  for (const core::MembershipEvent& e : a.events) {
+    LogRecord r{};
+    r.kind = LogKind::event;
+    r.node = e.node;
+    r.reason = static_cast<uint8_t>(e.reason);
+    r.event = static_cast<uint8_t>(e.kind);
+    r.cycle = e.cycle;
+    r.msg_id = e.members_after;
+    r.at_ns = e.at_ns;
+    log(r);
+  }
+  for (const core::Undelivered& u : a.undelivered) {
+    LogRecord r{};
+    r.kind = LogKind::undelivered;
+    r.node = ctx_.self;
+    r.reason = static_cast<uint8_t>(u.reason);
+    r.client = u.client;
+    r.cycle = u.cycle;
+    r.msg_id = u.msg_id;
+    r.at_ns = now_ns;
+    log(r);
+  }
+}
+
+void ControlRole::queue_frame(const core::TxFrame& f) {
+  if (f.cycle != last_tx_cycle_) {  // a new own turn: next method of the rotation
+    last_tx_cycle_ = f.cycle;
+    method_turn_ = (method_turn_ + 1) % ctx_.method_count;
+    if (ctx_.clock.to_ns(__rdtsc()) > f.tx_ns) ctx_.control.turns_late.add();
+  }
+  rte_mbuf* m = rte_pktmbuf_alloc(ctx_.pkt_pool);
+  if (m == nullptr) {
+    ctx_.control.mbuf_alloc_failed.add();
+    return;
+  }
+  const size_t len = std::max(kMinEtherFrame, ctx_.ether_bytes + f.bytes.size());
+  auto* p = reinterpret_cast<uint8_t*>(rte_pktmbuf_append(m, static_cast<uint16_t>(len)));
+  TOB_ASSERT(p != nullptr);  // the data room holds the largest frame (sized at start)
+  write_ether_header(std::span<uint8_t>(p, ctx_.ether_bytes), ctx_.ether);
+  std::memcpy(p + ctx_.ether_bytes, f.bytes.data(), f.bytes.size());
+  if (len > ctx_.ether_bytes + f.bytes.size())
+    std::memset(p + ctx_.ether_bytes + f.bytes.size(), 0, len - ctx_.ether_bytes - f.bytes.size());
+  TxItem item{};
+  item.mbuf = m;
+  item.tx_ns = f.tx_ns;
+  item.close_ns = ctx_.schedule->slot_end_ns(f.cycle, ctx_.self);
+  item.method = static_cast<uint8_t>(ctx_.methods[method_turn_]);
+  item.copy = f.copy;
+  if (rte_ring_enqueue_elem(ctx_.tx_ring, &item, sizeof(TxItem)) != 0) {
+    ctx_.control.tx_ring_full.add();
+    rte_pktmbuf_free(m);
+  }
+}
+
+void ControlRole::log(const LogRecord& r) {
+  if (rte_ring_enqueue_elem(ctx_.log_ring, const_cast<LogRecord*>(&r), sizeof(LogRecord)) != 0) ctx_.control.log_ring_full.add();
+}
+
+void ControlRole::publish_status(int64_t now_ns) {
+  NodeStatus s;
+  s.state = node_.self_state();
+  s.self = node_.self();
+  s.nodes = static_cast<uint8_t>(node_.schedule().node_count());
+  s.member_count = static_cast<uint8_t>(node_.member_count());
+  s.members = node_.members();
+  s.cycle = node_.current_cycle();
+  s.queued = node_.queued();
+  s.now_ns = now_ns;
+  for (int k = 0; k < s.nodes; ++k) s.stages[k] = node_.stage_of(static_cast<core::NodeId>(k));
+  s.counters = node_.counters();
+  s.calibration = calibrator_.stats();
+  ctx_.status.publish(s);
+}
+
+void ControlRole::stop() {
+  if (stopped_) return;
+  stopped_ = true;
+  if (held_ != nullptr) rte_mempool_put(ctx_.msg_pool, held_);
+  held_ = nullptr;
+  node_.stop();
+  publish_status(ctx_.clock.to_ns(__rdtsc()));
+}
+
+}  // namespace tob::dataplane

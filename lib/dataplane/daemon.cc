@@ -1,0 +1,348 @@
+#include "dataplane/daemon.h"
+
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_ethdev.h>
+#include <rte_launch.h>
+#include <rte_lcore.h>
+#include <rte_mbuf.h>
+#include <rte_ring.h>
+#include <x86intrin.h>
+
+#include <algorithm>
+#include <cinttypes>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dataplane/cluster_config.h"
+#include "dataplane/context.h"
+#include "dataplane/control_role.h"
+#include "dataplane/global_clock.h"
+#include "dataplane/io_thread.h"
+#include "dataplane/lcore_loop.h"
+#include "dataplane/log.h"
+#include "dataplane/options.h"
+#include "dataplane/port.h"
+#include "dataplane/port_profile.h"
+#include "dataplane/rx_role.h"
+#include "dataplane/stats.h"
+#include "dataplane/telemetry.h"
+#include "dataplane/tx_role.h"
+
+namespace tob::dataplane {
+
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitRuntime = 1;
+constexpr int kExitUsage = 2;
+
+constexpr unsigned kRxRingSize = 1024;
+constexpr unsigned kTxRingSize = 256;
+constexpr unsigned kLogRingSize = 65536;
+constexpr unsigned kSubmitRingSize = 256;
+constexpr unsigned kSubmitPoolSize = kSubmitRingSize * 2 - 1;
+constexpr int64_t kRefitIntervalNs = 100'000'000;
+constexpr int64_t kClockStepNs = 1'000'000;
+
+std::atomic<bool>* g_quit = nullptr;
+
+void on_signal(int) {
+  if (g_quit != nullptr) g_quit->store(true, std::memory_order_relaxed);
+}
+
+int fail(int code, const std::string& message) {
+  std::fprintf(stderr, "dpdk-tob: %s\n", message.c_str());
+  return code;
+}
+
+ClockSample sample_nic_clock(const void* arg) {
+  const auto port = *static_cast<const uint16_t*>(arg);
+  ClockSample best{0, 0};
+  uint64_t best_width = UINT64_MAX;
+  for (int i = 0; i < 3; ++i) {
+    uint64_t clk = 0;
+    const uint64_t a = __rdtsc();
+    rte_eth_read_clock(port, &clk);
+    const uint64_t b = __rdtsc();
+    if (b - a < best_width) {
+      best_width = b - a;
+      best = {a + (b - a) / 2, static_cast<int64_t>(clk)};
+    }
+  }
+  return best;
+}
+
+class TextReport final : public StatsVisitor {
+ public:
+  void u64(const std::string& n, uint64_t x) override { line(n, std::to_string(x)); }
+  void i64(const std::string& n, int64_t x) override { line(n, std::to_string(x)); }
+  void real(const std::string& n, double x) override {
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "%.6g", x);
+    line(n, buf);
+  }
+
+ private:
+  void line(const std::string& n, const std::string& v) { std::printf("  %-36s %s\n", n.c_str(), v.c_str()); }
+};
+
+std::string method_list(const DaemonContext& ctx) {
+  std::string s;
+  for (int i = 0; i < ctx.method_count; ++i) s += (i ? "," : "") + std::string(to_string(ctx.methods[i]));
+  return s;
+}
+
+}  // namespace
+
+int run_daemon(int argc, char** argv) {
+  setvbuf(stdout, nullptr, _IOLBF, 0);  // status lines reach log files as they happen
+  // 1. Options and configuration, before the EAL: a mistake costs nothing.
+  int split = argc;
+  for (int i = 1; i < argc; ++i)
+    if (std::strcmp(argv[i], "--") == 0) {
+      split = i;
+      break;
+    }
+  std::vector<std::string> app_args(argv + std::min(split + 1, argc), argv + argc);
+  if (split == argc) {
+    for (int i = 1; i < argc; ++i)
+      if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
+        std::fputs(daemon_help(argv[0]).c_str(), stdout);
+        return kExitOk;
+      }
+  }
+  auto parsed = parse_daemon_options(app_args);
+  if (!parsed) return fail(kExitUsage, parsed.error().message);
+  DaemonOptions opt = std::move(parsed.value());
+  if (opt.help) {
+    std::fputs(daemon_help(argv[0]).c_str(), stdout);
+    return kExitOk;
+  }
+  auto loaded = load_cluster_config(opt.config_path, opt.overrides);
+  if (!loaded) return fail(kExitUsage, loaded.error().message);
+  const ClusterConfig cfg = std::move(loaded.value());
+  if (opt.node_id >= cfg.nodes)
+    return fail(kExitUsage, "--node-id " + std::to_string(opt.node_id) + ": not in the cluster (" + cfg.path +
+                                ": [cluster] nodes = " + std::to_string(cfg.nodes) + ", ids 0.." +
+                                std::to_string(cfg.nodes - 1) + ")");
+  if (cfg.order != Order::mars)
+    return fail(kExitUsage, cfg.path + ": [cluster] order: 'otfp' is not available in this build yet; use mars");
+  if (opt.gen_rate_per_s > 0 && opt.gen_size_bytes > cfg.node.payload_bytes_max)
+    return fail(kExitUsage, "--gen-size " + std::to_string(opt.gen_size_bytes) + ": above [limits] payload_bytes = " +
+                                std::to_string(cfg.node.payload_bytes_max));
+  const auto self = static_cast<core::NodeId>(opt.node_id);
+  core::NodeConfig node_config = cfg.for_node(self);
+  auto schedule = core::Schedule::create(node_config.schedule);
+  if (!schedule) return fail(kExitUsage, cfg.path + ": " + schedule.error().message);
+  auto clock_source = GlobalClockSource::open(cfg.clock, cfg.ptp_device);
+  if (!clock_source) return fail(kExitUsage, cfg.path + ": [timing] " + clock_source.error().message);
+
+  // 2. EAL and resources.
+  std::vector<char*> eal_argv(argv, argv + split);
+  eal_argv.push_back(nullptr);
+  if (rte_eal_init(split, eal_argv.data()) < 0)
+    return fail(kExitRuntime, std::string("EAL initialisation failed: ") + rte_strerror(rte_errno));
+  register_log_type();
+  int code = kExitOk;
+  auto ctx = std::make_unique<DaemonContext>();
+  const auto cleanup = [&](int rc, const std::string& message) {
+    rte_eal_cleanup();
+    return fail(rc, message);
+  };
+
+  auto port_info = probe_port(opt.port_id);
+  if (!port_info) return cleanup(kExitUsage, port_info.error().message);
+  const PortInfo& pi = port_info.value();
+  auto profile = opt.profile.empty() ? profile_for_driver(pi.driver, default_profile_dir())
+                                     : find_port_profile(opt.profile, default_profile_dir());
+  if (!profile) return cleanup(kExitUsage, profile.error().message);
+  const PortProfile& prof = profile.value();
+  if (prof.driver != pi.driver)
+    TOB_LOG(RTE_LOG_WARNING, "profile %s is for driver %s, the port's driver is %s\n", prof.name.c_str(),
+            prof.driver.c_str(), pi.driver.c_str());
+  const bool can_launch = pi.launch_time && pi.read_clock;
+  for (size_t i = 0; i < opt.tx_methods.size(); ++i) {
+    TxMethod r = opt.tx_methods[i];
+    if (r == TxMethod::automatic) r = prof.tx_method != TxMethod::automatic ? prof.tx_method : TxMethod::automatic;
+    if (r == TxMethod::automatic) r = can_launch ? TxMethod::nic : TxMethod::spin;
+    if (r == TxMethod::nic && !can_launch)
+      return cleanup(kExitUsage, "--tx-method nic: port " + std::to_string(opt.port_id) + " (" + pi.driver + ") " +
+                                     (pi.launch_time ? "cannot read its clock (rte_eth_read_clock)"
+                                                     : "does not offer RTE_ETH_TX_OFFLOAD_SEND_ON_TIMESTAMP") +
+                                     "; use spin, sleep or hybrid");
+    ctx->methods[i] = r;
+  }
+  ctx->method_count = static_cast<int>(opt.tx_methods.size());
+  const bool use_nic = std::find(ctx->methods, ctx->methods + ctx->method_count, TxMethod::nic) !=
+                       ctx->methods + ctx->method_count;
+
+  ctx->options = &opt;
+  ctx->config = &cfg;
+  ctx->self = self;
+  ctx->schedule = &schedule.value();
+  ctx->port_id = opt.port_id;
+  ctx->rx_burst = prof.rx_burst;
+  ctx->ether.dst = cfg.multicast_mac;
+  ctx->ether.src = cfg.node_macs[self];
+  ctx->ether.vlan = cfg.vlan;
+  ctx->ether.pcp = cfg.pcp;
+  ctx->ether_bytes = ether_header_bytes(ctx->ether);
+
+  // Global time: calibrate the TSC against the source before anything is timed.
+  ctx->clock.set_knobs(opt.clock_offset_ns, opt.clock_drift_ppm);
+  Calibrator calibrator(clock_source.value(), ctx->clock, kRefitIntervalNs, kClockStepNs);
+  if (!calibrator.initial_fit(8, 2'000'000))
+    return cleanup(kExitRuntime, "cannot calibrate the TSC against the clock source");
+  std::optional<Calibrator> nic_calibrator;
+  if (use_nic) {
+    nic_calibrator.emplace(&sample_nic_clock, &ctx->port_id, ctx->nic_clock, kRefitIntervalNs, kClockStepNs);
+    if (!nic_calibrator->initial_fit(8, 2'000'000)) return cleanup(kExitRuntime, "cannot calibrate the NIC clock");
+  }
+
+  const int socket = std::max(0, rte_eth_dev_socket_id(opt.port_id));
+  const size_t frame_room = std::max<size_t>(2048, ctx->ether_bytes + cfg.node.frame_bytes_max + 4);
+  const unsigned pkt_count = prof.rx_desc + prof.tx_desc + kRxRingSize + kTxRingSize + 4u * prof.rx_burst + 512u;
+  ctx->pkt_pool = rte_pktmbuf_pool_create("tob_pkt", rte_align32pow2(pkt_count) - 1, 64, 0,
+                                          static_cast<uint16_t>(RTE_PKTMBUF_HEADROOM + frame_room), socket);
+  ctx->msg_bytes = sizeof(SubmitMsg) + cfg.node.payload_bytes_max;
+  ctx->msg_pool = rte_mempool_create("tob_msg", kSubmitPoolSize, static_cast<unsigned>(ctx->msg_bytes), 0, 0,
+                                     nullptr, nullptr, nullptr, nullptr, socket, 0);
+  ctx->rx_ring = rte_ring_create_elem("tob_rx", sizeof(RxItem), kRxRingSize, socket, RING_F_SP_ENQ | RING_F_SC_DEQ);
+  ctx->tx_ring = rte_ring_create_elem("tob_tx", sizeof(TxItem), kTxRingSize, socket, RING_F_SP_ENQ | RING_F_SC_DEQ);
+  ctx->log_ring =
+      rte_ring_create_elem("tob_log", sizeof(LogRecord), kLogRingSize, socket, RING_F_SP_ENQ | RING_F_SC_DEQ);
+  ctx->submit_ring = rte_ring_create("tob_submit", kSubmitRingSize, socket, RING_F_SC_DEQ);
+  if (ctx->pkt_pool == nullptr || ctx->msg_pool == nullptr || ctx->rx_ring == nullptr || ctx->tx_ring == nullptr ||
+      ctx->log_ring == nullptr || ctx->submit_ring == nullptr)
+    return cleanup(kExitRuntime, std::string("cannot create pools and rings (hugepages reserved?): ") +
+                                     rte_strerror(rte_errno));
+
+  auto port = start_port(opt.port_id, prof, ctx->pkt_pool, cfg.node_macs[self], cfg.node.frame_bytes_max, use_nic);
+  if (!port) return cleanup(kExitRuntime, port.error().message);
+  ctx->nic_launch = port.value().launch_time;
+  ctx->ts_offset = port.value().ts_offset;
+  ctx->ts_flag = port.value().ts_flag;
+  if (!port.value().mac_set)
+    TOB_LOG(RTE_LOG_WARNING, "port %u keeps its own MAC %s (config says %s); frames still carry the configured one\n",
+            opt.port_id, pi.mac.c_str(), format_mac(cfg.node_macs[self]).c_str());
+
+  // The protocol core. Message ids continue across restarts: they start at the global time.
+  node_config.first_msg_id = static_cast<uint64_t>(std::max<int64_t>(0, ctx->clock.to_ns(__rdtsc())));
+  auto node = core::Node::create(node_config);
+  if (!node) {
+    stop_port(opt.port_id);
+    return cleanup(kExitUsage, cfg.path + ": " + node.error().message);
+  }
+
+  IoThread io(*ctx);
+  if (auto files = io.open_files(); !files) {
+    stop_port(opt.port_id);
+    return cleanup(kExitUsage, files.error().message);
+  }
+
+  // 3. Roles to lcores: one lcore runs all; two: control | RX+TX; three or more: control | RX | TX.
+  const unsigned lcores = opt.single_lcore ? 1 : rte_lcore_count();
+  std::vector<unsigned> workers;
+  unsigned id;
+  RTE_LCORE_FOREACH_WORKER(id) workers.push_back(id);
+  RxRole rx(*ctx);
+  TxRole tx(*ctx);
+  ControlRole control(*ctx, node.value(), calibrator, nic_calibrator ? &*nic_calibrator : nullptr);
+  LoopRoles main_loop{ctx.get(), nullptr, &control, nullptr, "control"};
+  std::vector<std::pair<unsigned, LoopRoles>> worker_loops;
+  std::string layout;
+  if (lcores <= 1) {
+    main_loop = {ctx.get(), &rx, &control, &tx, "rx+control+tx"};
+    layout = "lcore " + std::to_string(rte_get_main_lcore()) + ": rx+control+tx";
+  } else if (lcores == 2) {
+    worker_loops.push_back({workers[0], {ctx.get(), &rx, nullptr, &tx, "rx+tx"}});
+    layout = "lcore " + std::to_string(rte_get_main_lcore()) + ": control, lcore " + std::to_string(workers[0]) +
+             ": rx+tx";
+  } else {
+    worker_loops.push_back({workers[0], {ctx.get(), &rx, nullptr, nullptr, "rx"}});
+    worker_loops.push_back({workers[1], {ctx.get(), nullptr, nullptr, &tx, "tx"}});
+    layout = "lcore " + std::to_string(rte_get_main_lcore()) + ": control, lcore " + std::to_string(workers[0]) +
+             ": rx, lcore " + std::to_string(workers[1]) + ": tx";
+    if (lcores > 3) TOB_LOG(RTE_LOG_WARNING, "%u lcores given; only 3 are used\n", lcores);
+  }
+  ctx->split_rx = main_loop.rx == nullptr;
+
+  TelemetryInfo info;
+  info.driver = pi.driver;
+  info.profile = prof.name + " (" + prof.path + ")";
+  info.mac = format_mac(cfg.node_macs[self]);
+  info.clock = std::string(clock_source.value().name()) +
+               (opt.clock_offset_ns != 0 || opt.clock_drift_ppm != 0
+                    ? " with test offset " + std::to_string(opt.clock_offset_ns) + " ns, drift " +
+                          std::to_string(opt.clock_drift_ppm) + " ppm"
+                    : "");
+  info.lcores = layout;
+  info.tx_methods = method_list(*ctx);
+  register_telemetry(*ctx, io, info);
+
+  g_quit = &ctx->quit;
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+
+  const core::SlotConfig slot = node_config.schedule.slots[self];
+  std::printf(
+      "dpdk-tob: node %u of %d in cluster '%s' (id %u), order mars, cycle %" PRId64 " ns, slot %" PRId64 "+%" PRId64
+      " ns\n"
+      "dpdk-tob: port %u %s (profile %s), mac %s, %s%s, clock %s\n"
+      "dpdk-tob: %s, idle %s, tx %s, transport %s\n",
+      self, cfg.nodes, cfg.name.c_str(), cfg.cluster_id, node_config.schedule.cycle_ns, slot.offset_ns,
+      slot.length_ns, opt.port_id, pi.driver.c_str(), prof.name.c_str(), info.mac.c_str(),
+      cfg.vlan != 0 ? ("vlan " + std::to_string(cfg.vlan) + " pcp " + std::to_string(cfg.pcp)).c_str() : "untagged",
+      pi.launch_time ? ", launch time offered" : "", info.clock.c_str(), layout.c_str(), to_string(opt.idle),
+      info.tx_methods.c_str(), to_string(opt.transport));
+  std::fflush(stdout);
+
+  if (!io.start()) {
+    stop_port(opt.port_id);
+    return cleanup(kExitRuntime, "cannot start the I/O thread");
+  }
+  for (auto& [lcore, loop] : worker_loops) {
+    if (rte_eal_remote_launch(run_lcore_loop, &loop, lcore) != 0) {
+      ctx->quit.store(true);
+      code = fail(kExitRuntime, "cannot launch a loop on lcore " + std::to_string(lcore));
+    }
+  }
+  if (run_lcore_loop(&main_loop) != 0) code = kExitRuntime;
+  for (auto& [lcore, loop] : worker_loops)
+    if (rte_eal_wait_lcore(lcore) != 0) code = kExitRuntime;
+
+  // 4. Stopped: the node is silent. Flush the files, report, release the port.
+  io.finish();
+  const NodeStatus final_status = ctx->status.read();
+  const StatsSources src{ctx->rx, ctx->tx, ctx->control, final_status,
+                         ctx->io_records.load(), ctx->io_write_errors.load()};
+  std::printf("dpdk-tob: stopped. %s\n", io.status_line().c_str());
+  std::printf("dpdk-tob: statistics of node %u\n", self);
+  TextReport report;
+  visit_stats(src, report);
+  if (!opt.stats_path.empty()) {
+    std::FILE* f = std::fopen(opt.stats_path.c_str(), "w");
+    if (f == nullptr || std::fputs(stats_json(src).c_str(), f) < 0) {
+      code = fail(kExitRuntime, opt.stats_path + ": cannot write statistics: " + std::strerror(errno));
+    }
+    if (f != nullptr) std::fclose(f);
+  }
+  if (ctx->control.log_ring_full.get() != 0)
+    code = fail(kExitRuntime, "the log ring overflowed: " + std::to_string(ctx->control.log_ring_full.get()) +
+                                  " delivery/event records are missing from the output files");
+  std::fflush(stdout);
+  g_quit = nullptr;
+  stop_port(opt.port_id);
+  rte_eal_cleanup();
+  return code;
+}
+
+}  // namespace tob::dataplane

@@ -1,0 +1,33 @@
+#include "dataplane/ini.h"
+
+#include <algorithm>
+#include <array>
+
+namespace tob::dataplane {
+
+std::vector<std::string> ini_sections(rte_cfgfile* f) {
+  const int count = std::max(rte_cfgfile_num_sections(f, nullptr, 0), 0);
+  std::vector<std::array<char, CFG_NAME_LEN>> names(static_cast<size_t>(count));
+  std::vector<char*> ptrs;
+  for (auto& n : names) ptrs.push_back(n.data());
+  rte_cfgfile_sections(f, ptrs.data(), count);
+  std::vector<std::string> out;
+  for (const auto& n : names) out.emplace_back(n.data());
+  return out;
+}
+
+core::Result<bool> check_ini_keys(rte_cfgfile* f, const std::string& path, const std::string& section,
+                                  const std::set<std::string_view>& known) {
+  const int entries = std::max(rte_cfgfile_section_num_entries(f, section.c_str()), 0);
+  std::vector<rte_cfgfile_entry> e(static_cast<size_t>(entries));
+  rte_cfgfile_section_entries(f, section.c_str(), e.data(), entries);
+  std::set<std::string> seen;
+  for (const auto& entry : e) {
+    if (known.count(entry.name) == 0) return core::Error{path + ": [" + section + "] " + entry.name + ": unknown key"};
+    if (!seen.insert(entry.name).second)
+      return core::Error{path + ": [" + section + "] " + entry.name + ": given twice"};
+  }
+  return true;
+}
+
+}  // namespace tob::dataplane

@@ -1,0 +1,20 @@
+// Shared checks of INI files read with rte_cfgfile (cluster.ini, port profiles): list the
+// sections, and refuse keys a section does not know or repeats (a typo must not pass silently).
+#pragma once
+
+#include <rte_cfgfile.h>
+
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/result.h"
+
+namespace tob::dataplane {
+
+std::vector<std::string> ini_sections(rte_cfgfile* f);
+core::Result<bool> check_ini_keys(rte_cfgfile* f, const std::string& path, const std::string& section,
+                                  const std::set<std::string_view>& known);
+
+}  // namespace tob::dataplane

@@ -1,0 +1,210 @@
+#include "dataplane/io_thread.h"
+
+#include <rte_lcore.h>
+#include <rte_log.h>
+#include <x86intrin.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cinttypes>
+#include <cstring>
+#include <thread>
+
+#include "dataplane/log.h"
+
+namespace tob::dataplane {
+
+namespace {
+
+constexpr unsigned kDrainBurst = 256;
+
+std::string members_text(uint64_t members) {
+  std::string s = "{";
+  for (int k = 0; k < core::kMaxNodes; ++k)
+    if ((members >> k) & 1u) s += (s.size() > 1 ? "," : "") + std::to_string(k);
+  return s + "}";
+}
+
+std::string dashed(const char* text) {
+  std::string s = text;
+  for (char& c : s)
+    if (c == ' ') c = '-';
+  return s;
+}
+
+std::string micros(int64_t ns) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f", static_cast<double>(ns) / 1000.0);
+  return buf;
+}
+
+}  // namespace
+
+IoThread::IoThread(DaemonContext& ctx) : ctx_(ctx) {}
+
+IoThread::~IoThread() {
+  if (deliveries_ != nullptr) std::fclose(deliveries_);
+  if (events_ != nullptr) std::fclose(events_);
+}
+
+core::Result<bool> IoThread::open_files() {
+  const DaemonOptions& o = *ctx_.options;
+  const auto open = [](const std::string& path, std::FILE*& f) -> core::Result<bool> {
+    if (path.empty()) return true;
+    f = std::fopen(path.c_str(), "a");
+    if (f == nullptr) return core::Error{path + ": cannot open for writing: " + std::strerror(errno)};
+    return true;
+  };
+  if (auto r = open(o.deliveries_path, deliveries_); !r) return r;
+  return open(o.events_path, events_);
+}
+
+bool IoThread::start() {
+  started_ = rte_ctrl_thread_create(&thread_, "tob-io", nullptr, &IoThread::entry, this) == 0;
+  return started_;
+}
+
+void* IoThread::entry(void* self) {
+  static_cast<IoThread*>(self)->run();
+  return nullptr;
+}
+
+std::string IoThread::describe(const LogRecord& r) {
+  char buf[256];
+  if (r.kind == LogKind::undelivered) {
+    std::snprintf(buf, sizeof buf, "%" PRId64 " %" PRId64 " undelivered %u %s msg %" PRIu64 " client %u", r.at_ns,
+                  r.cycle, r.node, dashed(core::to_string(static_cast<core::Reason>(r.reason))).c_str(), r.msg_id,
+                  r.client);
+  } else {
+    const auto reason = static_cast<core::Reason>(r.reason);
+    std::snprintf(buf, sizeof buf, "%" PRId64 " %" PRId64 " %s %u %s %s", r.at_ns, r.cycle,
+                  core::to_string(static_cast<core::EventKind>(r.event)), r.node,
+                  reason == core::Reason::none ? "-" : dashed(core::to_string(reason)).c_str(),
+                  members_text(r.msg_id).c_str());
+  }
+  return buf;
+}
+
+void IoThread::write(const LogRecord& r) {
+  if (r.kind == LogKind::delivery) {
+    if (deliveries_ != nullptr &&
+        std::fprintf(deliveries_, "%u %" PRId64 " %u %" PRIu64 "\n", static_cast<unsigned>(ctx_.self), r.cycle,
+                     static_cast<unsigned>(r.node), r.msg_id) < 0)
+      ctx_.io_write_errors.fetch_add(1, std::memory_order_relaxed);
+    std::lock_guard<std::mutex> lock(mu_);
+    recent_deliveries_.push_back(r);
+    if (recent_deliveries_.size() > kRecent) recent_deliveries_.pop_front();
+    return;
+  }
+  const std::string line = describe(r);
+  if (events_ != nullptr && std::fprintf(events_, "%s\n", line.c_str()) < 0)
+    ctx_.io_write_errors.fetch_add(1, std::memory_order_relaxed);
+  // Routine chatter at debug level: suspicions, and a lone node's join attempts that nobody answers.
+  const auto kind = static_cast<core::EventKind>(r.event);
+  const auto reason = static_cast<core::Reason>(r.reason);
+  const bool quiet = r.kind == LogKind::event &&
+                     (kind == core::EventKind::suspicion_raised || kind == core::EventKind::suspicion_cleared ||
+                      kind == core::EventKind::rejoin_started ||
+                      (kind == core::EventKind::self_shutdown && reason == core::Reason::not_admitted));
+  TOB_LOG(quiet ? RTE_LOG_DEBUG : RTE_LOG_NOTICE, "node %u: %s\n", static_cast<unsigned>(ctx_.self), line.c_str());
+  std::lock_guard<std::mutex> lock(mu_);
+  recent_events_.push_back(line);
+  if (recent_events_.size() > kRecent) recent_events_.pop_front();
+}
+
+size_t IoThread::drain() {
+  LogRecord batch[kDrainBurst];
+  size_t total = 0;
+  for (;;) {
+    const unsigned n = rte_ring_dequeue_burst_elem(ctx_.log_ring, batch, sizeof(LogRecord), kDrainBurst, nullptr);
+    for (unsigned i = 0; i < n; ++i) write(batch[i]);
+    total += n;
+    if (n < kDrainBurst) break;
+  }
+  ctx_.io_records.fetch_add(total, std::memory_order_relaxed);
+  if (total > 0) {
+    if (deliveries_ != nullptr) std::fflush(deliveries_);
+    if (events_ != nullptr) std::fflush(events_);
+  }
+  return total;
+}
+
+std::string IoThread::status_line() const {
+  const NodeStatus s = ctx_.status.read();
+  const HistogramSummary lat = ctx_.control.delivery_latency.summary();
+  // Second copies of send-twice pairs are duplicates by design; the rest were refused.
+  const uint64_t duplicates = s.counters.frames_rx[static_cast<int>(core::FrameVerdict::duplicate)];
+  uint64_t rejected = 0;
+  for (int k = 1; k < core::kFrameVerdictCount; ++k) rejected += s.counters.frames_rx[k];
+  rejected -= duplicates;
+  const RxStats& rx = ctx_.rx;
+  const uint64_t dropped = rx.other_ethertype.get() + rx.wrong_vlan.get() + rx.runt.get() + rx.wrong_cluster.get() +
+                           rx.unknown_sender.get() + rx.ring_full.get();
+  uint64_t bad = 0;
+  for (int k = 1; k < core::kDecodeErrorCount; ++k) bad += rx.decode_error[k].get();
+  std::string tx_err;
+  for (int m = 0; m < ctx_.method_count; ++m) {
+    const auto method = ctx_.methods[m];
+    bool seen = false;
+    for (int j = 0; j < m; ++j) seen = seen || ctx_.methods[j] == method;
+    if (seen || method == TxMethod::nic) continue;
+    const HistogramSummary t = ctx_.tx.tx_error[static_cast<int>(method)].summary();
+    tx_err += std::string(" txerr[") + to_string(method) + "] p50 " + micros(t.p50) + " p99 " + micros(t.p99) +
+              " max " + micros(t.max) + " us";
+  }
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                "node %u cycle %" PRId64 " %s members %s | rx ok %" PRIu64 " dup %" PRIu64 " rejected %" PRIu64 " early %" PRIu64
+                " late %" PRIu64 " malformed %" PRIu64 " foreign %" PRIu64 " | tx %" PRIu64 " late %" PRIu64
+                " missed %" PRIu64 " |%s | msgs queued %" PRIu64 " delivered %" PRIu64 " latency p50 %s p99 %s us",
+                static_cast<unsigned>(s.self), s.cycle, core::to_string(s.state), members_text(s.members).c_str(),
+                s.counters.frames_rx[0], duplicates, rejected, rx.early.get(), rx.late.get(), bad, dropped, ctx_.tx.frames.get(),
+                ctx_.tx.late.get(), ctx_.tx.missed.get(), tx_err.c_str(), s.queued, s.counters.msgs_delivered,
+                micros(lat.p50).c_str(), micros(lat.p99).c_str());
+  return buf;
+}
+
+void IoThread::run() {
+  using clock = std::chrono::steady_clock;
+  const DaemonOptions& o = *ctx_.options;
+  const auto start = clock::now();
+  const auto interval = std::chrono::duration<double>(o.status_interval_s);
+  auto next_status = start + std::chrono::duration_cast<clock::duration>(interval);
+  const auto end = start + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(o.duration_s));
+  while (!finishing_.load(std::memory_order_acquire)) {
+    if (drain() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    const auto now = clock::now();
+    if (o.status_interval_s > 0 && now >= next_status && ctx_.status.published()) {
+      std::printf("%s\n", status_line().c_str());
+      std::fflush(stdout);
+      next_status += std::chrono::duration_cast<clock::duration>(interval);
+    }
+    if (o.duration_s > 0 && now >= end) ctx_.quit.store(true, std::memory_order_relaxed);
+  }
+  drain();
+}
+
+void IoThread::finish() {
+  if (started_) {
+    finishing_.store(true, std::memory_order_release);
+    pthread_join(thread_, nullptr);
+    started_ = false;
+  } else {
+    drain();
+  }
+  if (deliveries_ != nullptr) std::fclose(deliveries_);
+  if (events_ != nullptr) std::fclose(events_);
+  deliveries_ = events_ = nullptr;
+}
+
+std::vector<LogRecord> IoThread::recent_deliveries() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return {recent_deliveries_.begin(), recent_deliveries_.end()};
+}
+
+std::vector<std::string> IoThread::recent_events() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return {recent_events_.begin(), recent_events_.end()};
+}
+
+}  // namespace tob::dataplane

@@ -1,0 +1,104 @@
+#include "dataplane/rx_role.h"
+
+#include <rte_ethdev.h>
+#include <x86intrin.h>
+
+#include "core/wire.h"
+
+namespace tob::dataplane {
+
+namespace {
+constexpr unsigned kBurstMax = 512;
+}
+
+unsigned RxRole::poll() {
+  rte_mbuf* burst[kBurstMax];
+  RxItem items[kBurstMax];
+  rte_mbuf* drop[kBurstMax];
+  ctx_.rx.polls.add();
+  const uint16_t n = rte_eth_rx_burst(ctx_.port_id, 0, burst, ctx_.rx_burst);
+  const uint64_t now_tsc = __rdtsc();
+  if (n == 0) {
+    ctx_.rx_watermark_tsc.store(now_tsc, std::memory_order_release);
+    return 0;
+  }
+  const int64_t rx_ns = ctx_.clock.to_ns(now_tsc);
+  unsigned keep = 0;
+  unsigned dropped = 0;
+  for (uint16_t i = 0; i < n; ++i) {
+    if (classify(burst[i], rx_ns)) {
+      items[keep++] = {burst[i], rx_ns};
+    } else {
+      drop[dropped++] = burst[i];
+    }
+  }
+  if (keep > 0) {
+    const unsigned queued = rte_ring_enqueue_burst_elem(ctx_.rx_ring, items, sizeof(RxItem), keep, nullptr);
+    ctx_.rx.accepted.add(queued);
+    for (unsigned i = queued; i < keep; ++i) drop[dropped++] = items[i].mbuf;
+    if (queued < keep) ctx_.rx.ring_full.add(keep - queued);
+  }
+  if (dropped > 0) rte_pktmbuf_free_bulk(drop, dropped);
+  // Everything stamped up to now_tsc is in the ring: the control role may pass this instant.
+  ctx_.rx_watermark_tsc.store(now_tsc, std::memory_order_release);
+  return n;
+}
+
+bool RxRole::classify(rte_mbuf* m, int64_t rx_ns) {
+  RxStats& st = ctx_.rx;
+  st.frames.add();
+  st.bytes.add(m->pkt_len);
+  if (m->nb_segs != 1) {  // our frames fit one segment (data room sized from frame_bytes)
+    st.decode_error[static_cast<int>(core::DecodeError::too_short)].add();
+    return false;
+  }
+  const std::span<const uint8_t> bytes(rte_pktmbuf_mtod(m, const uint8_t*), m->data_len);
+  const EtherParse e = parse_ether(bytes, ctx_.config->vlan);
+  switch (e.verdict) {
+    case EtherVerdict::ours: break;
+    case EtherVerdict::other_type: st.other_ethertype.add(); return false;
+    case EtherVerdict::wrong_vlan: st.wrong_vlan.add(); return false;
+    case EtherVerdict::runt: st.runt.add(); return false;
+  }
+  const core::DecodeResult d = core::decode_frame(e.payload);
+  if (!d.ok()) {
+    st.decode_error[static_cast<int>(d.error)].add();
+    return false;
+  }
+  const core::FrameHeader& h = d.view.header;
+  if (h.cluster_id != ctx_.config->cluster_id) {
+    st.wrong_cluster.add();
+    return false;
+  }
+  const core::Schedule& sched = *ctx_.schedule;
+  if (h.sender >= sched.node_count()) {
+    st.unknown_sender.add();
+    return false;
+  }
+  if (h.sender == ctx_.self) {
+    st.own_frames.add();
+    return false;
+  }
+  // The sender's reception window (seed 000 §6.2, DESIGN §4): outside it is a timing failure.
+  // A window lies inside its cycle, so the frame's cycle must be the current one.
+  const int64_t cycle = sched.cycle_of(rx_ns);
+  if (h.cycle != static_cast<uint64_t>(cycle)) {
+    (h.cycle > static_cast<uint64_t>(cycle) ? st.early : st.late).add();
+    return false;
+  }
+  const core::Window w = sched.reception_window(cycle, h.sender);
+  if (rx_ns < w.open_ns) {
+    st.early.add();
+    return false;
+  }
+  if (rx_ns >= w.close_ns) {
+    st.late.add();
+    return false;
+  }
+  if ((h.flags & core::kFlagSecondCopy) == 0) st.arrival_offset.record(rx_ns - sched.transmit_ns(cycle, h.sender));
+  // Keep only the TOB payload in the mbuf for the control role.
+  rte_pktmbuf_adj(m, static_cast<uint16_t>(e.payload.data() - bytes.data()));
+  return true;
+}
+
+}  // namespace tob::dataplane

@@ -1,0 +1,194 @@
+#include "dataplane/telemetry.h"
+
+#include <rte_mempool.h>
+#include <rte_telemetry.h>
+#include <x86intrin.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdio>
+#include <cstring>
+
+namespace tob::dataplane {
+
+namespace {
+
+// Telemetry callbacks take no user argument: the one daemon of this process.
+DaemonContext* g_ctx = nullptr;
+IoThread* g_io = nullptr;
+TelemetryInfo g_info;
+
+int clamp_int(int64_t v) { return static_cast<int>(std::clamp<int64_t>(v, INT_MIN, INT_MAX)); }
+
+StatsSources sources(const NodeStatus& node) {
+  return StatsSources{g_ctx->rx, g_ctx->tx, g_ctx->control, node,
+                      g_ctx->io_records.load(std::memory_order_relaxed),
+                      g_ctx->io_write_errors.load(std::memory_order_relaxed)};
+}
+
+class TelemetryDict final : public StatsVisitor {
+ public:
+  explicit TelemetryDict(rte_tel_data* d) : d_(d) {}
+  void u64(const std::string& n, uint64_t x) override { rte_tel_data_add_dict_u64(d_, n.c_str(), x); }
+  void i64(const std::string& n, int64_t x) override { rte_tel_data_add_dict_int(d_, n.c_str(), clamp_int(x)); }
+  void real(const std::string& n, double x) override {
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "%.6g", x);
+    rte_tel_data_add_dict_string(d_, n.c_str(), buf);
+  }
+
+ private:
+  rte_tel_data* d_;
+};
+
+int cmd_info(const char*, const char*, rte_tel_data* d) {
+  const DaemonContext& c = *g_ctx;
+  const ClusterConfig& cfg = *c.config;
+  const core::ScheduleConfig& sc = c.schedule->config();
+  const core::SlotConfig& slot = sc.slots[c.self];
+  rte_tel_data_start_dict(d);
+  rte_tel_data_add_dict_string(d, "cluster", cfg.name.c_str());
+  rte_tel_data_add_dict_int(d, "cluster_id", cfg.cluster_id);
+  rte_tel_data_add_dict_int(d, "node_id", c.self);
+  rte_tel_data_add_dict_int(d, "nodes", cfg.nodes);
+  rte_tel_data_add_dict_string(d, "order", cfg.order == Order::mars ? "mars" : "otfp");
+  rte_tel_data_add_dict_u64(d, "epoch_ns", static_cast<uint64_t>(sc.epoch_ns));
+  rte_tel_data_add_dict_u64(d, "cycle_ns", static_cast<uint64_t>(sc.cycle_ns));
+  rte_tel_data_add_dict_u64(d, "slot_offset_ns", static_cast<uint64_t>(slot.offset_ns));
+  rte_tel_data_add_dict_u64(d, "slot_length_ns", static_cast<uint64_t>(slot.length_ns));
+  rte_tel_data_add_dict_u64(d, "decision_margin_ns", static_cast<uint64_t>(sc.decision_margin_ns));
+  rte_tel_data_add_dict_u64(d, "precision_ns", static_cast<uint64_t>(sc.precision_ns));
+  rte_tel_data_add_dict_int(d, "sends_per_slot", sc.sends_per_slot);
+  rte_tel_data_add_dict_string(d, "transport", to_string(c.options->transport));
+  rte_tel_data_add_dict_string(d, "idle", to_string(c.options->idle));
+  rte_tel_data_add_dict_string(d, "tx_methods", g_info.tx_methods.c_str());
+  rte_tel_data_add_dict_string(d, "clock", g_info.clock.c_str());
+  rte_tel_data_add_dict_string(d, "driver", g_info.driver.c_str());
+  rte_tel_data_add_dict_string(d, "profile", g_info.profile.c_str());
+  rte_tel_data_add_dict_string(d, "mac", g_info.mac.c_str());
+  rte_tel_data_add_dict_string(d, "lcores", g_info.lcores.c_str());
+  return 0;
+}
+
+int cmd_stats(const char*, const char*, rte_tel_data* d) {
+  rte_tel_data_start_dict(d);
+  const NodeStatus node = g_ctx->status.read();
+  TelemetryDict dict(d);
+  visit_stats(sources(node), dict);
+  return 0;
+}
+
+int cmd_membership(const char*, const char*, rte_tel_data* d) {
+  const NodeStatus s = g_ctx->status.read();
+  rte_tel_data_start_dict(d);
+  rte_tel_data_add_dict_string(d, "state", core::to_string(s.state));
+  rte_tel_data_add_dict_u64(d, "cycle", static_cast<uint64_t>(std::max<int64_t>(s.cycle, 0)));
+  rte_tel_data_add_dict_int(d, "member_count", s.member_count);
+  rte_tel_data* members = rte_tel_data_alloc();
+  rte_tel_data* stages = rte_tel_data_alloc();
+  rte_tel_data* events = rte_tel_data_alloc();
+  if (members == nullptr || stages == nullptr || events == nullptr) {
+    rte_tel_data_free(members);
+    rte_tel_data_free(stages);
+    rte_tel_data_free(events);
+    return -ENOMEM;
+  }
+  rte_tel_data_start_array(members, RTE_TEL_INT_VAL);
+  rte_tel_data_start_array(stages, RTE_TEL_STRING_VAL);
+  for (int k = 0; k < s.nodes; ++k) {
+    if ((s.members >> k) & 1u) rte_tel_data_add_array_int(members, k);
+    static const char* names[] = {"inactive", "active", "member"};
+    rte_tel_data_add_array_string(stages, names[static_cast<int>(s.stages[k]) % 3]);
+  }
+  rte_tel_data_add_dict_container(d, "members", members, 0);
+  rte_tel_data_add_dict_container(d, "stages", stages, 0);
+  rte_tel_data_start_array(events, RTE_TEL_STRING_VAL);
+  for (const std::string& e : g_io->recent_events()) rte_tel_data_add_array_string(events, e.substr(0, RTE_TEL_MAX_STRING_LEN - 1).c_str());
+  rte_tel_data_add_dict_container(d, "recent_events", events, 0);
+  return 0;
+}
+
+int cmd_histogram(const char*, const char* params, rte_tel_data* d) {
+  const NodeStatus node = g_ctx->status.read();
+  const StatsSources src = sources(node);
+  const Histogram* h = params == nullptr ? nullptr : find_histogram(src, params);
+  rte_tel_data_start_dict(d);
+  if (h == nullptr) {
+    rte_tel_data_add_dict_string(d, "error", "usage: /tob/histogram,<name>");
+    rte_tel_data_add_dict_string(d, "names", histogram_names().c_str());
+    return 0;
+  }
+  rte_tel_data_add_dict_u64(d, "count", h->count());
+  static const struct {
+    const char* name;
+    double q;
+  } points[] = {{"min_ns", 0},       {"p1_ns", 0.01},    {"p10_ns", 0.1},    {"p50_ns", 0.5},
+                {"p90_ns", 0.9},     {"p99_ns", 0.99},   {"p999_ns", 0.999}, {"p9999_ns", 0.9999},
+                {"max_ns", 1.0}};
+  for (const auto& p : points) rte_tel_data_add_dict_int(d, p.name, clamp_int(h->quantile(p.q)));
+  return 0;
+}
+
+int cmd_deliveries(const char*, const char*, rte_tel_data* d) {
+  rte_tel_data_start_array(d, RTE_TEL_STRING_VAL);
+  for (const LogRecord& r : g_io->recent_deliveries()) {
+    char text[sizeof r.head + 1];
+    const size_t n = std::min<size_t>(r.payload_bytes, sizeof r.head);
+    for (size_t k = 0; k < n; ++k) text[k] = r.head[k] >= 32 && r.head[k] < 127 ? static_cast<char>(r.head[k]) : '.';
+    text[n] = '\0';
+    char line[RTE_TEL_MAX_STRING_LEN];
+    std::snprintf(line, sizeof line, "cycle %lld from %u msg %llu client %u: %s", static_cast<long long>(r.cycle),
+                  static_cast<unsigned>(r.node), static_cast<unsigned long long>(r.msg_id),
+                  static_cast<unsigned>(r.client), text);
+    rte_tel_data_add_array_string(d, line);
+  }
+  return 0;
+}
+
+int cmd_submit(const char*, const char* params, rte_tel_data* d) {
+  rte_tel_data_start_dict(d);
+  const size_t len = params == nullptr ? 0 : std::strlen(params);
+  if (len == 0) {
+    rte_tel_data_add_dict_string(d, "error", "usage: /tob/submit,<text>");
+    return 0;
+  }
+  if (len > g_ctx->config->node.payload_bytes_max) {
+    rte_tel_data_add_dict_string(d, "error", "message larger than [limits] payload_bytes");
+    return 0;
+  }
+  void* obj = nullptr;
+  if (rte_mempool_get(g_ctx->msg_pool, &obj) != 0) {
+    rte_tel_data_add_dict_string(d, "error", "submit pool exhausted: try again");
+    return 0;
+  }
+  auto* m = static_cast<SubmitMsg*>(obj);
+  m->client = 1;
+  m->bytes = static_cast<uint16_t>(len);
+  m->submit_ns = g_ctx->clock.to_ns(__rdtsc());
+  std::memcpy(m->payload, params, len);
+  if (rte_ring_enqueue(g_ctx->submit_ring, m) != 0) {
+    rte_mempool_put(g_ctx->msg_pool, m);
+    rte_tel_data_add_dict_string(d, "error", "submit ring full: try again");
+    return 0;
+  }
+  rte_tel_data_add_dict_string(d, "queued", "yes");
+  rte_tel_data_add_dict_int(d, "bytes", static_cast<int>(len));
+  return 0;
+}
+
+}  // namespace
+
+void register_telemetry(DaemonContext& ctx, IoThread& io, const TelemetryInfo& info) {
+  g_ctx = &ctx;
+  g_io = &io;
+  g_info = info;
+  rte_telemetry_register_cmd("/tob/info", cmd_info, "Cluster, node, schedule, port and clock of this dpdk-tob node");
+  rte_telemetry_register_cmd("/tob/stats", cmd_stats, "All counters and histogram summaries of this dpdk-tob node");
+  rte_telemetry_register_cmd("/tob/membership", cmd_membership, "Membership state, members, stages, recent events");
+  rte_telemetry_register_cmd("/tob/histogram", cmd_histogram,
+                             "Percentiles of one timing histogram. Parameter: its name (see /tob/histogram)");
+  rte_telemetry_register_cmd("/tob/deliveries", cmd_deliveries, "The latest deliveries with their payload's head");
+  rte_telemetry_register_cmd("/tob/submit", cmd_submit, "Submit the parameter text as a message (client 1)");
+}
+
+}  // namespace tob::dataplane

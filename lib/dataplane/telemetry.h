@@ -1,0 +1,29 @@
+// DPDK telemetry commands under /tob/ (DESIGN §9), read with dpdk-telemetry.py -f <prefix>:
+//   /tob/info                  cluster, node, schedule, port, clock, lcore layout
+//   /tob/stats                 every counter and histogram summary (same names as --stats-file)
+//   /tob/membership            own state, members, every node's stage, recent events
+//   /tob/histogram,<name>      percentiles of one timing histogram
+//   /tob/deliveries            the latest deliveries with the head of their payload
+//   /tob/submit,<text>         submit <text> as a message of client 1 (demos and tests)
+// Callbacks run on the telemetry thread; they read seqlocks and atomics, never lcore state.
+#pragma once
+
+#include <string>
+
+#include "dataplane/context.h"
+#include "dataplane/io_thread.h"
+
+namespace tob::dataplane {
+
+struct TelemetryInfo {  // static facts for /tob/info, filled at start-up
+  std::string driver;
+  std::string profile;
+  std::string mac;
+  std::string clock;
+  std::string lcores;
+  std::string tx_methods;
+};
+
+void register_telemetry(DaemonContext& ctx, IoThread& io, const TelemetryInfo& info);
+
+}  // namespace tob::dataplane

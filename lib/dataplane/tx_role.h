@@ -1,0 +1,37 @@
+// TX role (DESIGN §4, §9): takes the frames the control role built, waits for each frame's slot
+// instant with the configured method and hands it to the port. `spin` busy-waits on the TSC;
+// `sleep` calls clock_nanosleep up to the instant (seed 000's prototype); `hybrid` sleeps until
+// a margin before and spins the rest; `nic` passes the instant to the NIC as a launch time
+// (RTE_ETH_TX_OFFLOAD_SEND_ON_TIMESTAMP). TX error is the TSC at the tx_burst call minus the
+// instant. With --transport best-effort frames leave as soon as they are ready.
+#pragma once
+
+#include <cstdint>
+
+#include "dataplane/context.h"
+
+namespace tob::dataplane {
+
+class TxRole {
+ public:
+  explicit TxRole(DaemonContext& ctx);
+  // Sends every frame that is due. Sets next_due_tsc to when the loop must call again
+  // (UINT64_MAX: nothing pending). Returns the number of frames handled.
+  unsigned step(uint64_t& next_due_tsc);
+  // At stop: frees frames that will not be sent (the node goes silent).
+  void discard_pending();
+
+ private:
+  bool load_head();
+  void wait_until(uint64_t deadline_tsc, TxMethod method) const;
+  void send_head();
+  DaemonContext& ctx_;
+  bool have_head_ = false;
+  TxItem head_{};
+  uint64_t deadline_tsc_ = 0;
+  uint64_t lead_ticks_ = 0;
+  uint64_t hybrid_ticks_ = 0;
+  double ns_per_tick_ = 1;
+};
+
+}  // namespace tob::dataplane

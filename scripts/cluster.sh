@@ -1,0 +1,207 @@
+#!/usr/bin/env bash
+# A real dpdk-tob cluster on one machine (DESIGN §11): one network namespace per node, each with
+# a veth leg on a Linux bridge that lives in its own "switch" namespace, and one dpdk-tob per
+# node namespace on DPDK net_af_packet with its own --file-prefix. Nothing touches the host's
+# own network: every interface is created inside namespaces this script owns.
+#
+#   scripts/cluster.sh up [N]          create namespaces, write cluster.ini, start N nodes (default 4)
+#   scripts/cluster.sh down            stop every node (SIGTERM, then SIGKILL), remove namespaces
+#   scripts/cluster.sh status          each node's PID, state and last status line
+#   scripts/cluster.sh start K         start node K again (after stop/kill)
+#   scripts/cluster.sh stop K          SIGTERM node K: it leaves cleanly, files flushed
+#   scripts/cluster.sh kill K          SIGKILL node K: a crash, as the others see it
+#   scripts/cluster.sh telemetry K CMD one telemetry command, e.g. /tob/membership
+#   scripts/cluster.sh net-up [N]      only the namespaces, veths and bridge (for other tools)
+#
+# Environment (defaults in brackets):
+#   TOB_RUN_DIR [/tmp/dpdk-tob]   cluster.ini, logs, PIDs, deliveries, events, stats per node
+#   TOB_CYCLE_NS [100000000]      cycle length: generous, VM stalls of ~10 ms happen here (docs/operations.md)
+#   TOB_IDLE [sleep]              idle policy of the daemons (poll needs a core per daemon)
+#   TOB_RT_PRIORITY [10]          SCHED_FIFO priority of the daemons' lcores with idle sleep (0: off)
+#   TOB_LCORES [0@(0-N)]          EAL --lcores of each daemon (default: main lcore floats on all CPUs)
+#   TOB_DAEMON_ARGS []            extra daemon options for every node, e.g. "--gen-rate 50"
+#   TOB_NODE_ARGS_K []            extra daemon options for node K only
+#   TOB_CONFIG_EXTRA []           extra lines appended to the generated cluster.ini's [timing]
+#   TOB_BUILD_DIR [repo/build]
+set -euo pipefail
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${TOB_BUILD_DIR:-$repo/build}
+run=${TOB_RUN_DIR:-/tmp/dpdk-tob}
+cycle_ns=${TOB_CYCLE_NS:-100000000}
+idle=${TOB_IDLE:-sleep}
+daemon="$build/app/dpdk-tob/dpdk-tob"
+sw=tob-sw            # the switch namespace holding the bridge
+bridge=tobbr0
+prefix=tob-node      # DPDK file prefix per node: tob-node<K>
+
+log() { printf 'cluster: %s\n' "$*"; }
+die() { printf 'cluster: %s\n' "$*" >&2; exit 1; }
+
+[ "$(id -u)" -eq 0 ] || die "must run as root (network namespaces, hugepages)"
+
+ns_of() { echo "tob-n$1"; }
+node_count() { cat "$run/nodes" 2>/dev/null || echo 0; }
+pid_of() { cat "$run/node$1.pid" 2>/dev/null || true; }
+alive() { local p; p=$(pid_of "$1"); [ -n "$p" ] && kill -0 "$p" 2>/dev/null; }
+mac_of() { printf '02:00:00:00:00:%02x' $(($1 + 1)); }
+
+# Namespaces, veths and the bridge. Idempotent.
+net_up() {
+  local n=$1 k ns
+  ip netns list | grep -qw "$sw" || ip netns add "$sw"
+  ip -n "$sw" link show "$bridge" >/dev/null 2>&1 || {
+    ip -n "$sw" link add "$bridge" type bridge stp_state 0 forward_delay 0 mcast_snooping 0
+  }
+  ip -n "$sw" link set lo up
+  ip -n "$sw" link set "$bridge" up
+  for ((k = 0; k < n; k++)); do
+    ns=$(ns_of "$k")
+    ip netns list | grep -qw "$ns" || ip netns add "$ns"
+    if ! ip -n "$ns" link show "veth$k" >/dev/null 2>&1; then
+      ip -n "$sw" link del "port$k" 2>/dev/null || true
+      ip link add "veth$k" netns "$ns" type veth peer name "port$k" netns "$sw"
+    fi
+    ip -n "$ns" link set lo up
+    ip -n "$ns" link set "veth$k" address "$(mac_of "$k")"
+    # No IPv6 chatter (router/neighbour solicitations) on the cluster link.
+    ip netns exec "$ns" sysctl -qw "net.ipv6.conf.veth$k.disable_ipv6=1" || true
+    ip -n "$ns" link set "veth$k" up
+    ip -n "$sw" link set "port$k" master "$bridge"
+    ip -n "$sw" link set "port$k" up
+  done
+}
+
+net_down() {
+  local ns
+  for ns in $(ip netns list | awk '{print $1}' | grep -E '^tob-(n[0-9]+|sw|inj)$' || true); do
+    ip netns del "$ns" 2>/dev/null || true
+  done
+}
+
+write_config() {
+  local n=$1 k
+  {
+    echo "; written by scripts/cluster.sh: $n nodes on a bridge, af_packet on veth"
+    echo "[cluster]"
+    echo "name = netns"
+    echo "id = 7"
+    echo "nodes = $n"
+    echo "order = mars"
+    echo "multicast_mac = 01:1b:19:00:00:00"
+    echo
+    echo "[timing]"
+    echo "clock = tai"
+    echo "cycle_ns = $cycle_ns"
+    [ -z "${TOB_CONFIG_EXTRA:-}" ] || printf '%b\n' "$TOB_CONFIG_EXTRA"
+    for ((k = 0; k < n; k++)); do
+      echo
+      echo "[node.$k]"
+      echo "mac = $(mac_of "$k")"
+    done
+  } > "$run/cluster.ini"
+}
+
+vdev_of() {
+  local k=$1 tmpl
+  tmpl=$(sed -n 's/^vdev *= *//p' "$repo/drivers_cfg/af_packet.ini" | head -n 1)
+  echo "${tmpl//\{iface\}/veth$k}"
+}
+
+start_node() {
+  local k=$1 ns extra_var extra lcores
+  ns=$(ns_of "$k")
+  alive "$k" && die "node $k already runs (PID $(pid_of "$k"))"
+  [ -x "$daemon" ] || die "$daemon not built (bash scripts/build.sh)"
+  extra_var="TOB_NODE_ARGS_$k"
+  extra="${TOB_DAEMON_ARGS:-} ${!extra_var:-}"
+  lcores=${TOB_LCORES:-"0@(0-$(($(nproc) - 1)))"}
+  local rt=${TOB_RT_PRIORITY:-10}
+  [ "$idle" = sleep ] || rt=0  # a polling loop under SCHED_FIFO would be throttled
+  rm -rf "/var/run/dpdk/$prefix$k"
+  # shellcheck disable=SC2086  # extra options are words on purpose
+  # Own session: the cluster outlives the shell that started it and its terminal's signals.
+  setsid ip netns exec "$ns" "$daemon" --no-pci --file-prefix "$prefix$k" --lcores "$lcores" \
+    --vdev "$(vdev_of "$k")" -- \
+    --config "$run/cluster.ini" --node-id "$k" --idle "$idle" --rt-priority "$rt" \
+    --deliveries "$run/node$k.deliveries" --events "$run/node$k.events" \
+    --stats-file "$run/node$k.stats.json" --status-interval "${TOB_STATUS_INTERVAL:-5}" $extra \
+    >> "$run/node$k.log" 2>&1 &
+  echo $! > "$run/node$k.pid"
+  log "node $k started (PID $!, namespace $ns, log $run/node$k.log)"
+}
+
+stop_node() {
+  local k=$1 sig=${2:-TERM} p i
+  p=$(pid_of "$k")
+  [ -n "$p" ] || return 0
+  if kill -0 "$p" 2>/dev/null; then
+    kill "-$sig" "$p" 2>/dev/null || true
+    for ((i = 0; i < 100; i++)); do
+      kill -0 "$p" 2>/dev/null || break
+      sleep 0.05
+    done
+    if kill -0 "$p" 2>/dev/null; then
+      log "node $k (PID $p) ignored SIG$sig for 5 s: SIGKILL"
+      kill -KILL "$p" 2>/dev/null || true
+    fi
+  fi
+  wait "$p" 2>/dev/null || true
+  rm -f "$run/node$k.pid"
+  # A crashed primary leaves its hugepage files behind; a restart would reuse them anyway.
+  [ "$sig" = KILL ] || rm -f /dev/hugepages/"$prefix$k"map_* 2>/dev/null || true
+}
+
+status() {
+  local n k p state
+  n=$(node_count)
+  [ "$n" -gt 0 ] || { echo "no cluster (run: scripts/cluster.sh up)"; return 0; }
+  echo "cluster of $n nodes, run directory $run, cycle $(awk -F' *= *' '/^cycle_ns/ {print $2}' "$run/cluster.ini") ns"
+  for ((k = 0; k < n; k++)); do
+    p=$(pid_of "$k")
+    if alive "$k"; then state="running (PID $p)"; else state="stopped"; fi
+    printf '  node %d: %s\n' "$k" "$state"
+    grep -E '^node [0-9]+ cycle' "$run/node$k.log" 2>/dev/null | tail -n 1 | sed 's/^/    /' || true
+  done
+}
+
+cmd=${1:-}
+shift || true
+case "$cmd" in
+  up)
+    n=${1:-4}
+    [[ "$n" =~ ^[0-9]+$ ]] && [ "$n" -ge 3 ] && [ "$n" -le 16 ] || die "N must be 3..16 (got '$n')"
+    [ "$(node_count)" -eq 0 ] || die "a cluster is up already (scripts/cluster.sh down first)"
+    bash "$repo/scripts/setup.sh" >/dev/null
+    mkdir -p "$run"
+    rm -f "$run"/node*.{log,deliveries,events,stats.json,pid}
+    echo "$n" > "$run/nodes"
+    net_up "$n"
+    write_config "$n"
+    for ((k = 0; k < n; k++)); do start_node "$k"; done
+    ;;
+  net-up)
+    n=${1:-4}
+    mkdir -p "$run"
+    net_up "$n"
+    ;;
+  down)
+    n=$(node_count)
+    for ((k = 0; k < n; k++)); do stop_node "$k" TERM; done
+    net_down
+    rm -f "$run/nodes"
+    for ((k = 0; k < 64; k++)); do rm -rf "/var/run/dpdk/$prefix$k"; rm -f /dev/hugepages/"$prefix$k"map_*; done
+    log "down"
+    ;;
+  status) status ;;
+  start) [ -n "${1:-}" ] || die "usage: cluster.sh start K"; start_node "$1" ;;
+  stop) [ -n "${1:-}" ] || die "usage: cluster.sh stop K"; stop_node "$1" TERM; log "node $1 stopped" ;;
+  kill) [ -n "${1:-}" ] || die "usage: cluster.sh kill K"; stop_node "$1" KILL; log "node $1 killed" ;;
+  telemetry)
+    [ -n "${2:-}" ] || die "usage: cluster.sh telemetry K /tob/COMMAND[,PARAMS]"
+    python3 "$repo/scripts/tob-telemetry.py" "$prefix$1" "$2"
+    ;;
+  *)
+    sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'
+    [ -z "$cmd" ] || [ "$cmd" = help ] || [ "$cmd" = -h ] || [ "$cmd" = --help ] || exit 2
+    ;;
+esac
