@@ -1,0 +1,305 @@
+#!/usr/bin/env python3
+"""Integration test of dpdk-tob on a real local cluster (issue: the dpdk-tob daemon).
+
+Four daemons in network namespaces on DPDK net_af_packet over veth and a Linux bridge
+(scripts/cluster.sh). Checks, each reported as one case:
+  - bad configurations and options fail with exit 2 and a message naming file, key and reason;
+  - 4 nodes form one membership and deliver identical sequences;
+  - kill -9 of a node is detected by every other node within two cycles, delivery continues;
+  - the killed node restarts and is admitted again, and agrees with the others;
+  - a malformed-frame injector on the bridge does not disturb the cluster, and every kind of
+    bad frame is counted by the right drop counter;
+  - SIGTERM stops every node cleanly (exit 0, statistics written, nothing lost in the logs).
+Ends with `N passed, M failed`. Needs root; cluster.sh and setup.sh install what is missing.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Callable
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from sequences import common_window, read_deliveries, read_events  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[2]
+BUILD = Path(os.environ.get("TOB_BUILD_DIR", REPO / "build"))
+DAEMON = BUILD / "app/dpdk-tob/dpdk-tob"
+RUN = Path(os.environ.get("TOB_TEST_RUN_DIR", "/tmp/dpdk-tob-test"))
+CYCLE_NS = 100_000_000
+NODES = 4
+ENV = dict(os.environ, TOB_RUN_DIR=str(RUN), TOB_CYCLE_NS=str(CYCLE_NS), TOB_BUILD_DIR=str(BUILD),
+           TOB_DAEMON_ARGS="--gen-rate 20 --gen-size 48", TOB_STATUS_INTERVAL="2")
+
+results: list[tuple[str, bool, str]] = []
+
+
+def check(name: str, ok: bool, detail: str = "") -> bool:
+    results.append((name, ok, detail))
+    print(f"{'PASS' if ok else 'FAIL'}: {name}{(' -- ' + detail) if detail else ''}", flush=True)
+    return ok
+
+
+def cluster(*args: str, check_rc: bool = True) -> subprocess.CompletedProcess[str]:
+    p = subprocess.run(["bash", str(REPO / "scripts/cluster.sh"), *args], env=ENV, text=True,
+                       capture_output=True, timeout=120)
+    if check_rc and p.returncode != 0:
+        raise RuntimeError(f"cluster.sh {' '.join(args)} failed: {p.stdout}{p.stderr}")
+    return p
+
+
+def telemetry(node: int, cmd: str) -> dict:
+    p = subprocess.run([sys.executable, str(REPO / "scripts/tob-telemetry.py"), f"tob-node{node}", cmd],
+                       text=True, capture_output=True, timeout=20)
+    if p.returncode != 0:
+        raise RuntimeError(p.stderr)
+    return json.loads(p.stdout)[cmd.split(",")[0]]
+
+
+def wait_for(what: str, cond: Callable[[], bool], timeout_s: float) -> bool:
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end:
+        try:
+            if cond():
+                return True
+        except (RuntimeError, OSError, ValueError, KeyError):
+            pass
+        time.sleep(0.2)
+    print(f"  timed out after {timeout_s} s waiting for {what}", flush=True)
+    return False
+
+
+def members(node: int) -> list[int]:
+    return telemetry(node, "/tob/membership")["members"]
+
+
+def deliveries(k: int) -> list[tuple[int, int]]:
+    return read_deliveries(RUN / f"node{k}.deliveries")
+
+
+def events(k: int):
+    return read_events(RUN / f"node{k}.events")
+
+
+def pid_of(k: int) -> int:
+    return int((RUN / f"node{k}.pid").read_text())
+
+
+# --- bad configuration and options -------------------------------------------------------------
+
+GOOD_INI = """[cluster]
+name = t
+nodes = 4
+multicast_mac = 01:1b:19:00:00:00
+[timing]
+cycle_ns = 40000000
+[node.0]
+mac = 02:00:00:00:00:01
+[node.1]
+mac = 02:00:00:00:00:02
+[node.2]
+mac = 02:00:00:00:00:03
+[node.3]
+mac = 02:00:00:00:00:04
+"""
+
+
+def run_daemon(ini: str | None, app_args: list[str], vdev: str = "net_null0") -> subprocess.CompletedProcess[str]:
+    with tempfile.TemporaryDirectory() as d:
+        args = [str(DAEMON), "--no-pci", "--file-prefix", "tob-badcfg", "-l", "0", "--log-level", "lib.*:error"]
+        if vdev:
+            args += ["--vdev", vdev]
+        args.append("--")
+        if ini is not None:
+            path = Path(d) / "cluster.ini"
+            path.write_text(ini)
+            args += ["--config", str(path)]
+        args += app_args
+        return subprocess.run(args, text=True, capture_output=True, timeout=60)
+
+
+def test_bad_configuration() -> None:
+    overlap = GOOD_INI  # every node gets slot 0..20 ms
+    for k in range(4):
+        overlap = overlap.replace(f"mac = 02:00:00:00:00:0{k + 1}\n",
+                                  f"mac = 02:00:00:00:00:0{k + 1}\nslot_offset_ns = 0\nslot_length_ns = 20000000\n")
+    cases = [
+        ("unknown key", GOOD_INI.replace("cycle_ns", "cycle_nsec"), ["--node-id", "0"],
+         ["cluster.ini", "[timing] cycle_nsec", "unknown key"]),
+        ("bad MAC", GOOD_INI.replace("02:00:00:00:00:03", "02:00:00:00:00:zz"), ["--node-id", "0"],
+         ["[node.2] mac", "not a unicast MAC"]),
+        ("multicast node MAC", GOOD_INI.replace("02:00:00:00:00:03", "03:00:00:00:00:03"), ["--node-id", "0"],
+         ["[node.2] mac"]),
+        ("overlapping slots", overlap, ["--node-id", "0"], ["overlap"]),
+        ("node id outside the cluster", GOOD_INI, ["--node-id", "7"], ["--node-id 7", "nodes = 4"]),
+        ("missing required key", GOOD_INI.replace("nodes = 4\n", ""), ["--node-id", "0"],
+         ["[cluster] nodes", "missing"]),
+        ("bad --set", GOOD_INI, ["--node-id", "0", "--set", "timing.cycle_ns=12"], ["[timing] cycle_ns", "--set"]),
+        ("unknown option", GOOD_INI, ["--node-id", "0", "--frobnicate"], ["unknown option '--frobnicate'"]),
+        ("missing --config", None, ["--node-id", "0"], ["--config FILE is required"]),
+        ("nic TX method without launch time", GOOD_INI, ["--node-id", "0", "--tx-method", "nic"],
+         ["--tx-method nic", "SEND_ON_TIMESTAMP"]),
+        ("no DPDK port", GOOD_INI, ["--node-id", "0"], ["port 0 does not exist"]),
+    ]
+    for name, ini, args, expect in cases:
+        p = run_daemon(ini, args, vdev="" if name == "no DPDK port" else "net_null0")
+        err = p.stderr
+        ok = p.returncode == 2 and all(e in err for e in (expect or [])) and "statistics" not in p.stdout
+        check(f"bad configuration is refused before sending: {name}", ok,
+              "" if ok else f"rc {p.returncode}, stderr: {err.strip()[-300:]}")
+
+
+# --- the running cluster -------------------------------------------------------------------------
+
+def test_cluster() -> None:
+    cluster("down", check_rc=False)
+    cluster("up", str(NODES))
+    formed = wait_for("membership {0,1,2,3} on every node",
+                      lambda: all(members(k) == [0, 1, 2, 3] for k in range(NODES)), 30)
+    check("4 nodes form one membership", formed)
+    if not formed:
+        return
+    time.sleep(6)
+    seqs = [deliveries(k) for k in range(NODES)]
+    _, diff = common_window(seqs)
+    n = min(len(s) for s in seqs)
+    check("4 nodes deliver identical sequences", diff == "" and n >= 200,
+          f"{n} deliveries on the shortest; {diff}" if diff or n < 200 else f"{n}+ deliveries each")
+    stats = [telemetry(k, "/tob/stats") for k in range(NODES)]
+    bad_timing = {k: (s["rx_early"], s["rx_late"], s["tx_missed"]) for k, s in enumerate(stats)}
+    check("no timing failures while the cluster runs undisturbed",
+          all(v == (0, 0, 0) for v in bad_timing.values()) and all(s["node_removals"] == 0 for s in stats),
+          f"(early, late, missed) per node: {bad_timing}")
+
+    # kill -9 of node 3: detected within two cycles by every other node.
+    victim = NODES - 1
+    pid = pid_of(victim)
+    t_kill = time.clock_gettime_ns(time.CLOCK_TAI)
+    os.kill(pid, signal.SIGKILL)
+    kill_cycle = t_kill // CYCLE_NS
+    detected = wait_for("removal of the killed node", lambda: all(
+        any(e.kind == "removed" and e.node == victim and e.at_ns > t_kill for e in events(k))
+        for k in range(victim)), 10)
+    cluster("kill", str(victim))
+    if detected:
+        lat = [min(e.cycle for e in events(k) if e.kind == "removed" and e.node == victim and e.at_ns > t_kill)
+               - kill_cycle for k in range(victim)]
+        check("kill -9 is detected by every other node within two cycles", max(lat) <= 2,
+              f"detection after {lat} cycles (kill in cycle {kill_cycle})")
+    else:
+        check("kill -9 is detected by every other node within two cycles", False, "no removal event")
+    before = [len(deliveries(k)) for k in range(victim)]
+    time.sleep(3)
+    after = [len(deliveries(k)) for k in range(victim)]
+    seqs = [deliveries(k) for k in range(victim)]
+    _, diff = common_window(seqs)
+    check("delivery continues on the 3 survivors, in the same order",
+          all(a - b >= 60 for a, b in zip(after, before)) and diff == "",
+          f"deliveries in 3 s: {[a - b for a, b in zip(after, before)]}; {diff}")
+
+    # Restart: the node rejoins and agrees with the others from then on.
+    first_life = len(deliveries(victim))  # the restarted node appends to the same file
+    t_restart = time.clock_gettime_ns(time.CLOCK_TAI)
+    cluster("start", str(victim))
+    rejoined = wait_for("node 3 admitted again", lambda: all(
+        any(e.kind == "admitted" and e.node == victim and e.at_ns > t_restart for e in events(k))
+        for k in range(NODES)), 20)
+    check("the restarted node is admitted again by every node", rejoined)
+    time.sleep(4)
+    seqs = [deliveries(k) for k in range(NODES)]
+    restarted = deliveries(victim)[first_life:]
+    _, diff = common_window([s for s in seqs[:victim]] + [restarted])
+    check("the restarted node delivers the same sequence as the others", rejoined and diff == "" and len(restarted) > 50,
+          f"{len(restarted)} deliveries since restart; {diff}")
+
+    test_injector()
+
+    # Clean stop: SIGTERM, exit 0, files flushed, statistics written.
+    pids = {k: pid_of(k) for k in range(NODES)}
+    cluster("down")
+    logs = [(RUN / f"node{k}.log").read_text(errors="replace") for k in range(NODES)]
+    clean = all("dpdk-tob: stopped." in log and "statistics of node" in log for log in logs)
+    stats_ok = all((RUN / f"node{k}.stats.json").exists() for k in range(NODES))
+    lost = [json.loads((RUN / f"node{k}.stats.json").read_text())["control_log_ring_full"]
+            if (RUN / f"node{k}.stats.json").exists() else -1 for k in range(NODES)]
+    check("SIGTERM stops every node cleanly with its statistics", clean and stats_ok and lost == [0] * NODES,
+          f"pids {list(pids.values())}, log records lost {lost}")
+    all_files = "".join((RUN / f"node{k}.deliveries").read_text() for k in range(NODES))
+    combined = RUN / "all.deliveries"
+    combined.write_text(all_files)
+    p = subprocess.run([sys.executable, str(REPO / "tests/sim/check_deliveries.py"), str(combined)],
+                       text=True, capture_output=True)
+    check("independent check of every delivery (integrity, FIFO, total order)", p.returncode == 0,
+          p.stdout.strip())
+
+
+def test_injector() -> None:
+    inj_ns = "tob-inj"
+    subprocess.run(["ip", "netns", "del", inj_ns], capture_output=True)
+    cmds = [["ip", "netns", "add", inj_ns],
+            ["ip", "link", "add", "inj0", "netns", inj_ns, "type", "veth", "peer", "name", "portinj", "netns", "tob-sw"],
+            ["ip", "-n", inj_ns, "link", "set", "inj0", "up"],
+            ["ip", "-n", "tob-sw", "link", "set", "portinj", "master", "tobbr0"],
+            ["ip", "-n", "tob-sw", "link", "set", "portinj", "up"]]
+    for c in cmds:
+        subprocess.run(c, check=True, capture_output=True)
+    before = [telemetry(k, "/tob/stats") for k in range(NODES)]
+    t0 = time.clock_gettime_ns(time.CLOCK_TAI)
+    p = subprocess.run(["ip", "netns", "exec", inj_ns, sys.executable, str(REPO / "tests/integration/inject_frames.py"),
+                        "--iface", "inj0", "--cluster-id", "7", "--nodes", str(NODES), "--count-per-kind", "50",
+                        "--rate", "1000", "--json", str(RUN / "inject.json")],
+                       text=True, capture_output=True, timeout=120)
+    if not check("the malformed-frame injector runs", p.returncode == 0, (p.stdout + p.stderr).strip()[-400:]):
+        return
+    time.sleep(2 * CYCLE_NS / 1e9)
+    t1 = time.clock_gettime_ns(time.CLOCK_TAI)
+    after = [telemetry(k, "/tob/stats") for k in range(NODES)]
+    summary = json.loads((RUN / "inject.json").read_text())
+    changes = [e for k in range(NODES) for e in events(k) if t0 <= e.at_ns <= t1 and e.kind in
+               ("removed", "self-shutdown", "admitted")]
+    grew = [after[k]["node_msgs_delivered"] - before[k]["node_msgs_delivered"] for k in range(NODES)]
+    check("malformed frames do not disturb the cluster", not changes and min(grew) > 0,
+          f"membership changes {[(e.kind, e.node) for e in changes]}, deliveries during injection {grew}")
+    missing = []
+    for kind, info in summary["kinds"].items():
+        counter, sent = info["counter"], info["sent"]
+        if not counter or sent == 0:
+            continue
+        for k in range(NODES):
+            if after[k][counter] - before[k][counter] < sent:
+                missing.append(f"node {k} {counter} +{after[k][counter] - before[k][counter]} < {sent} ({kind})")
+    check("every kind of bad frame is counted by its drop counter on every node", not missing, "; ".join(missing[:6]))
+    subprocess.run(["ip", "netns", "del", inj_ns], capture_output=True)
+
+
+def main() -> int:
+    if os.geteuid() != 0:
+        print("integration: needs root")
+        print("0 passed, 1 failed")
+        return 1
+    if not DAEMON.exists():
+        print(f"integration: {DAEMON} not built")
+        print("0 passed, 1 failed")
+        return 1
+    RUN.mkdir(parents=True, exist_ok=True)
+    try:
+        test_bad_configuration()
+        test_cluster()
+    except Exception as e:  # a broken step fails the test, never hangs or leaves a cluster behind
+        check("integration run completed", False, f"{type(e).__name__}: {e}")
+    finally:
+        cluster("down", check_rc=False)
+        subprocess.run(["ip", "netns", "del", "tob-inj"], capture_output=True)
+    passed = sum(1 for _, ok, _ in results if ok)
+    failed = len(results) - passed
+    print(f"{passed} passed, {failed} failed")
+    return 0 if failed == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
