@@ -40,7 +40,7 @@ struct TxItem {  // 32 bytes
 
 enum class LogKind : uint8_t { delivery = 1, event, undelivered };
 
-struct LogRecord {  // 64 bytes: one ring element
+struct LogRecord {  // 128 bytes: one ring element
   LogKind kind;
   uint8_t node;        // delivery/undelivered: sender; event: the node it is about
   uint8_t reason;      // core::Reason
@@ -51,9 +51,9 @@ struct LogRecord {  // 64 bytes: one ring element
   uint64_t msg_id;     // event: members after it
   int64_t at_ns;       // delivery: when handed out; event: the membership point
   int64_t submit_ns;
-  uint8_t head[24];    // the payload's first bytes (for /tob/deliveries)
+  uint8_t head[88];    // the payload's first bytes (for /tob/deliveries)
 };
-static_assert(sizeof(LogRecord) == 64);
+static_assert(sizeof(LogRecord) == 128);
 
 struct SubmitMsg {  // an element of the msg pool: header + payload_bytes_max bytes
   uint16_t client;

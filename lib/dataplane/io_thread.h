@@ -20,7 +20,7 @@ namespace tob::dataplane {
 
 class IoThread {
  public:
-  static constexpr size_t kRecent = 32;
+  static constexpr size_t kRecent = 64;
   explicit IoThread(DaemonContext& ctx);
   ~IoThread();
 

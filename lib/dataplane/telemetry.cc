@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 namespace tob::dataplane {
@@ -129,9 +130,18 @@ int cmd_histogram(const char*, const char* params, rte_tel_data* d) {
   return 0;
 }
 
-int cmd_deliveries(const char*, const char*, rte_tel_data* d) {
+int cmd_deliveries(const char*, const char* params, rte_tel_data* d) {
+  // Optional parameter: only this client's deliveries.
+  int client = -1;
+  if (params != nullptr && *params != '\0') {
+    char* end = nullptr;
+    const long v = std::strtol(params, &end, 10);
+    if (*end != '\0' || v < 0 || v > 65535) return -EINVAL;
+    client = static_cast<int>(v);
+  }
   rte_tel_data_start_array(d, RTE_TEL_STRING_VAL);
   for (const LogRecord& r : g_io->recent_deliveries()) {
+    if (client >= 0 && r.client != client) continue;
     char text[sizeof r.head + 1];
     const size_t n = std::min<size_t>(r.payload_bytes, sizeof r.head);
     for (size_t k = 0; k < n; ++k) text[k] = r.head[k] >= 32 && r.head[k] < 127 ? static_cast<char>(r.head[k]) : '.';
@@ -187,7 +197,8 @@ void register_telemetry(DaemonContext& ctx, IoThread& io, const TelemetryInfo& i
   rte_telemetry_register_cmd("/tob/membership", cmd_membership, "Membership state, members, stages, recent events");
   rte_telemetry_register_cmd("/tob/histogram", cmd_histogram,
                              "Percentiles of one timing histogram. Parameter: its name (see /tob/histogram)");
-  rte_telemetry_register_cmd("/tob/deliveries", cmd_deliveries, "The latest deliveries with their payload's head");
+  rte_telemetry_register_cmd("/tob/deliveries", cmd_deliveries,
+                             "The latest deliveries with their payload's head. Parameter: a client id to filter");
   rte_telemetry_register_cmd("/tob/submit", cmd_submit, "Submit the parameter text as a message (client 1)");
 }
 

@@ -3,7 +3,7 @@
 //   /tob/stats                 every counter and histogram summary (same names as --stats-file)
 //   /tob/membership            own state, members, every node's stage, recent events
 //   /tob/histogram,<name>      percentiles of one timing histogram
-//   /tob/deliveries            the latest deliveries with the head of their payload
+//   /tob/deliveries[,<client>] the latest deliveries with the head of their payload
 //   /tob/submit,<text>         submit <text> as a message of client 1 (demos and tests)
 // Callbacks run on the telemetry thread; they read seqlocks and atomics, never lcore state.
 #pragma once

@@ -58,7 +58,10 @@ def telemetry(node: int, cmd: str) -> dict:
                        text=True, capture_output=True, timeout=20)
     if p.returncode != 0:
         raise RuntimeError(p.stderr)
-    return json.loads(p.stdout)[cmd.split(",")[0]]
+    reply = json.loads(p.stdout)[cmd.split(",")[0]]
+    if reply is None:  # the daemon has not registered its commands yet
+        raise RuntimeError(f"{cmd}: no reply yet")
+    return reply
 
 
 def wait_for(what: str, cond: Callable[[], bool], timeout_s: float) -> bool:
