@@ -1,0 +1,203 @@
+#!/usr/bin/env python3
+"""Timing experiments of the dpdk-tob daemon on the netns cluster (af_packet over veth).
+
+  daemon_timing.py tx-error [--seconds S] [--cycle-ns C] [--load none|stress] [--out DIR]
+      TX error (TSC at rte_eth_tx_burst minus the slot instant) of node 0 for the methods spin,
+      sleep and hybrid side by side in one run: node 0 rotates through them per own turn
+      (--tx-method spin,sleep,hybrid) with the poll idle policy; the other three nodes run idle
+      (no messages, --idle sleep). --load stress adds `stress-ng --cpu 2` for the whole run.
+      Also reports the one-way arrival offset seen by the other nodes.
+
+  daemon_timing.py slot-search --method M [--slots-us L1,L2,...] [--seconds S] [--out DIR]
+      The seed 000 experiment of Fig. 7.2 on this machine: a 4-node cluster (all nodes
+      --idle sleep --rt-priority 10, the only way four daemons share two cores) runs for S
+      seconds at each slot length, longest first; a run fails at its first timing failure (a
+      frame outside its reception window, a missed slot, or any membership change). Prints
+      the smallest slot length that ran the whole time.
+
+Results go to DIR (default docs/experiments) as CSV and to stdout as a table.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+NODES = 4
+
+
+def cluster(env: dict[str, str], *args: str) -> None:
+    p = subprocess.run(["bash", str(REPO / "scripts/cluster.sh"), *args], env=env, text=True, capture_output=True)
+    if p.returncode != 0:
+        raise RuntimeError(f"cluster.sh {' '.join(args)}: {p.stdout}{p.stderr}")
+
+
+def telemetry(k: int, cmd: str) -> dict:
+    p = subprocess.run([sys.executable, str(REPO / "scripts/tob-telemetry.py"), f"tob-node{k}", cmd],
+                       text=True, capture_output=True, timeout=20)
+    if p.returncode != 0:
+        raise RuntimeError(p.stderr.strip())
+    reply = json.loads(p.stdout)[cmd.split(",")[0]]
+    if reply is None:
+        raise RuntimeError("no reply yet")
+    return reply
+
+
+def wait_members(timeout_s: float) -> bool:
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end:
+        try:
+            if all(telemetry(k, "/tob/membership")["members"] == list(range(NODES)) for k in range(NODES)):
+                return True
+        except (RuntimeError, OSError, ValueError, KeyError):
+            pass
+        time.sleep(0.5)
+    return False
+
+
+def base_env(run: Path, cycle_ns: int) -> dict[str, str]:
+    return dict(os.environ, TOB_RUN_DIR=str(run), TOB_CYCLE_NS=str(cycle_ns), TOB_STATUS_INTERVAL="10")
+
+
+def failures(stats: dict) -> int:
+    return stats["rx_early"] + stats["rx_late"] + stats["tx_missed"] + stats["node_removals"] + \
+        stats["node_self_shutdowns"]
+
+
+def progress(text: str) -> None:
+    print(f"\r{text:<100}", end="", flush=True)
+
+
+def tx_error(args: argparse.Namespace) -> int:
+    run = Path("/tmp/dpdk-tob-perf")
+    env = base_env(run, args.cycle_ns)
+    env["TOB_NODE_ARGS_0"] = "--idle poll --rt-priority 0 --tx-method spin,sleep,hybrid"
+    cluster(env, "down")
+    stress = None
+    try:
+        cluster(env, "up", str(NODES))
+        if not wait_members(60):
+            print("the cluster did not form")
+            return 1
+        if args.load == "stress":
+            stress = subprocess.Popen(["stress-ng", "--cpu", "2", "--timeout", f"{args.seconds + 30}s", "--quiet"])
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < args.seconds:
+            progress(f"tx-error ({args.load}): {time.monotonic() - t0:5.0f} / {args.seconds} s")
+            time.sleep(5)
+        print()
+        rows = []
+        for method in ("spin", "sleep", "hybrid"):
+            h = telemetry(0, f"/tob/histogram,tx_error_{method}")
+            rows.append({"load": args.load, "method": method, **h})
+        arrivals = [telemetry(k, "/tob/histogram,rx_arrival_offset") for k in range(1, NODES)]
+        s0 = telemetry(0, "/tob/stats")
+    finally:
+        if stress is not None:
+            stress.terminate()
+            stress.wait()
+        cluster(env, "down")
+    print(f"TX error of node 0, {args.seconds} s, cycle {args.cycle_ns / 1e6:g} ms, load {args.load} (us):")
+    print(f"{'method':<8} {'frames':>7} {'p50':>8} {'p99':>8} {'p99.9':>8} {'max':>9}")
+    for r in rows:
+        print(f"{r['method']:<8} {r['count']:>7} {r['p50_ns'] / 1e3:8.2f} {r['p99_ns'] / 1e3:8.2f}"
+              f" {r['p999_ns'] / 1e3:8.2f} {r['max_ns'] / 1e3:9.2f}")
+    print(f"node 0: tx late (beyond precision) {s0['tx_late']}, missed {s0['tx_missed']}")
+    for k, a in enumerate(arrivals, 1):
+        print(f"arrival offset at node {k} (one-way + polling, all senders): p50 {a['p50_ns'] / 1e3:.1f} "
+              f"p99 {a['p99_ns'] / 1e3:.1f} p99.9 {a['p999_ns'] / 1e3:.1f} max {a['max_ns'] / 1e3:.1f} us")
+    out = Path(args.out) / "daemon-tx-error.csv"
+    new = not out.exists()
+    with out.open("a", newline="") as f:
+        w = csv.writer(f)
+        if new:
+            w.writerow(["date", "load", "method", "cycle_ns", "seconds", "frames", "p50_ns", "p99_ns", "p999_ns",
+                        "max_ns"])
+        for r in rows:
+            w.writerow([time.strftime("%Y-%m-%d"), r["load"], r["method"], args.cycle_ns, args.seconds, r["count"],
+                        r["p50_ns"], r["p99_ns"], r["p999_ns"], r["max_ns"]])
+    print(f"appended to {out}")
+    return 0
+
+
+def slot_search(args: argparse.Namespace) -> int:
+    run = Path("/tmp/dpdk-tob-perf")
+    slots = [int(x) for x in args.slots_us.split(",")]
+    results = []
+    for slot_us in sorted(slots, reverse=True):
+        cycle_ns = slot_us * 1000 * NODES
+        env = base_env(run, cycle_ns)
+        env["TOB_DAEMON_ARGS"] = f"--tx-method {args.method} --gen-rate 20"
+        cluster(env, "down")
+        cluster(env, "up", str(NODES))
+        formed = wait_members(60)
+        t0 = time.monotonic()
+        failed_at = None
+        last: list[dict] = []
+        try:
+            while formed and time.monotonic() - t0 < args.seconds:
+                time.sleep(2)
+                last = [telemetry(k, "/tob/stats") for k in range(NODES)]
+                progress(f"{args.method} slot {slot_us} us: {time.monotonic() - t0:5.0f} / {args.seconds} s, "
+                         f"failures {sum(failures(s) for s in last)}")
+                if any(failures(s) for s in last):
+                    failed_at = time.monotonic() - t0
+                    break
+        finally:
+            cluster(env, "down")
+        print()
+        detail = {k: {x: s[x] for x in ("rx_early", "rx_late", "tx_missed", "tx_late", "node_removals",
+                                         "node_self_shutdowns")} for k, s in enumerate(last)}
+        row = {"method": args.method, "slot_us": slot_us, "formed": formed, "seconds": args.seconds,
+               "failed_after_s": None if failed_at is None else round(failed_at, 1),
+               "tx_error_p999_us": max((s[f"tx_error_{args.method}_p999_ns"] for s in last), default=0) / 1e3,
+               "tx_error_max_us": max((s[f"tx_error_{args.method}_max_ns"] for s in last), default=0) / 1e3,
+               "detail": json.dumps(detail)}
+        results.append(row)
+        ok = formed and failed_at is None
+        print(f"  slot {slot_us} us: {'ran ' + str(args.seconds) + ' s without a timing failure' if ok else 'FAILED after ' + str(row['failed_after_s']) + ' s' if formed else 'did not form'}")
+        if not ok and args.stop_at_first_failure:
+            break
+    out = Path(args.out) / "daemon-slot-search.csv"
+    new = not out.exists()
+    with out.open("a", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=["date", *results[0].keys()])
+        if new:
+            w.writeheader()
+        for r in results:
+            w.writerow({"date": time.strftime("%Y-%m-%d"), **r})
+    good = [r["slot_us"] for r in results if r["formed"] and r["failed_after_s"] is None]
+    print(f"smallest slot without a timing failure for {args.method}: {min(good) if good else 'none'} us "
+          f"({args.seconds} s runs); appended to {out}")
+    return 0
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    t = sub.add_parser("tx-error")
+    t.add_argument("--seconds", type=int, default=120)
+    t.add_argument("--cycle-ns", type=int, default=20_000_000)
+    t.add_argument("--load", choices=["none", "stress"], default="none")
+    t.add_argument("--out", default=str(REPO / "docs/experiments"))
+    s = sub.add_parser("slot-search")
+    s.add_argument("--method", choices=["spin", "sleep", "hybrid"], required=True)
+    s.add_argument("--slots-us", default="25000,10000,5000,2000,1000,500")
+    s.add_argument("--seconds", type=int, default=600)
+    s.add_argument("--stop-at-first-failure", action="store_true")
+    s.add_argument("--out", default=str(REPO / "docs/experiments"))
+    args = ap.parse_args()
+    if os.geteuid() != 0:
+        print("needs root (network namespaces)")
+        return 2
+    return tx_error(args) if args.cmd == "tx-error" else slot_search(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
