@@ -1,6 +1,7 @@
 #include "dataplane/cluster_config.h"
 
 #include "dataplane/ini.h"
+#include "dataplane/numbers.h"
 
 #include <rte_cfgfile.h>
 
@@ -55,11 +56,8 @@ class Reader {
       if (dflt != nullptr) return *dflt;
       return error(section, key, "missing (required)");
     }
-    char* end = nullptr;
-    errno = 0;
-    const long long x = std::strtoll(v, &end, 0);
-    if (errno != 0 || end == v || *end != '\0')
-      return error(section, key, std::string("'") + v + "' is not an integer");
+    int64_t x = 0;
+    if (!parse_int64(v, x)) return error(section, key, std::string("'") + v + "' is not an integer");
     if (x < lo || x > hi)
       return error(section, key, std::string("'") + v + "' is outside [" + std::to_string(lo) + ", " +
                                      std::to_string(hi) + "]");
@@ -75,7 +73,7 @@ class Reader {
 // Applies SECTION.KEY=VALUE overrides to the loaded file; the usual validation follows.
 core::Result<bool> apply_overrides(rte_cfgfile* f, const std::string& path, const Overrides& overrides) {
   for (const auto& [name, value] : overrides) {
-    const auto dot = name.find('.');
+    const auto dot = name.rfind('.');  // node.1.mac: section node.1, key mac
     const std::string section = name.substr(0, dot);
     const std::string key = dot == std::string::npos ? "" : name.substr(dot + 1);
     if (section.empty() || key.empty() || section.size() >= CFG_NAME_LEN || key.size() >= CFG_NAME_LEN ||
@@ -129,7 +127,9 @@ core::Result<ClusterConfig> load_cluster_config(const std::string& path, const O
   c.path = path;
 
   // Sections: known names only; every key known in its section.
-  const std::vector<std::string> sections = ini_sections(file.get());
+  auto listed = ini_sections(file.get(), path);
+  if (!listed) return listed.error();
+  const std::vector<std::string>& sections = listed.value();
   std::set<int> node_sections;
   for (const std::string& sec : sections) {
     const std::set<std::string_view>* keys = nullptr;
@@ -141,7 +141,8 @@ core::Result<ClusterConfig> load_cluster_config(const std::string& path, const O
       const long k = std::strtol(sec.c_str() + 5, &end, 10);
       if (end == sec.c_str() + 5 || *end != '\0' || k < 0 || k > 63)
         return rd.error(sec, "", "node sections are [node.K] with K in 0..63");
-      if (!node_sections.insert(static_cast<int>(k)).second) return rd.error(sec, "", "appears twice");
+      if (!node_sections.insert(static_cast<int>(k)).second)
+        return rd.error(sec, "", "appears twice (as another spelling of node " + std::to_string(k) + ")");
       keys = &kNodeKeys;
     } else {
       return rd.error(sec, "", "unknown section (known: cluster, timing, limits, node.K)");

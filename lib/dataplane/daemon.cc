@@ -168,9 +168,11 @@ int run_daemon(int argc, char** argv) {
             prof.driver.c_str(), pi.driver.c_str());
   const bool can_launch = pi.launch_time && pi.read_clock;
   for (size_t i = 0; i < opt.tx_methods.size(); ++i) {
+    // auto: launch time when the port offers it, else the profile's software method, else spin.
     TxMethod r = opt.tx_methods[i];
-    if (r == TxMethod::automatic) r = prof.tx_method != TxMethod::automatic ? prof.tx_method : TxMethod::automatic;
-    if (r == TxMethod::automatic) r = can_launch ? TxMethod::nic : TxMethod::spin;
+    if (r == TxMethod::automatic && can_launch) r = TxMethod::nic;
+    if (r == TxMethod::automatic && prof.tx_method != TxMethod::nic) r = prof.tx_method;
+    if (r == TxMethod::automatic) r = TxMethod::spin;
     if (r == TxMethod::nic && !can_launch)
       return cleanup(kExitUsage, "--tx-method nic: port " + std::to_string(opt.port_id) + " (" + pi.driver + ") " +
                                      (pi.launch_time ? "cannot read its clock (rte_eth_read_clock)"
@@ -199,11 +201,6 @@ int run_daemon(int argc, char** argv) {
   Calibrator calibrator(clock_source.value(), ctx->clock, kRefitIntervalNs, kClockStepNs);
   if (!calibrator.initial_fit(8, 2'000'000))
     return cleanup(kExitRuntime, "cannot calibrate the TSC against the clock source");
-  std::optional<Calibrator> nic_calibrator;
-  if (use_nic) {
-    nic_calibrator.emplace(&sample_nic_clock, &ctx->port_id, ctx->nic_clock, kRefitIntervalNs, kClockStepNs);
-    if (!nic_calibrator->initial_fit(8, 2'000'000)) return cleanup(kExitRuntime, "cannot calibrate the NIC clock");
-  }
 
   const int socket = std::max(0, rte_eth_dev_socket_id(opt.port_id));
   const size_t frame_room = std::max<size_t>(2048, ctx->ether_bytes + cfg.node.frame_bytes_max + 4);
@@ -225,6 +222,15 @@ int run_daemon(int argc, char** argv) {
 
   auto port = start_port(opt.port_id, prof, ctx->pkt_pool, cfg.node_macs[self], cfg.node.frame_bytes_max, use_nic);
   if (!port) return cleanup(kExitRuntime, port.error().message);
+  // The NIC clock is fitted once the port runs (mlx5 switches clocks when Tx scheduling starts).
+  std::optional<Calibrator> nic_calibrator;
+  if (use_nic) {
+    nic_calibrator.emplace(&sample_nic_clock, &ctx->port_id, ctx->nic_clock, kRefitIntervalNs, kClockStepNs);
+    if (!nic_calibrator->initial_fit(8, 2'000'000)) {
+      stop_port(opt.port_id);
+      return cleanup(kExitRuntime, "cannot calibrate the NIC clock (rte_eth_read_clock)");
+    }
+  }
   ctx->nic_launch = port.value().launch_time;
   ctx->ts_offset = port.value().ts_offset;
   ctx->ts_flag = port.value().ts_flag;

@@ -1,5 +1,6 @@
 #include "dataplane/histogram.h"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 
@@ -35,8 +36,10 @@ void Histogram::record(int64_t v) {
   }
   if (v < min_.load(std::memory_order_relaxed)) min_.store(v, std::memory_order_relaxed);
   if (v > max_.load(std::memory_order_relaxed)) max_.store(v, std::memory_order_relaxed);
-  sum_.store(sum_.load(std::memory_order_relaxed) + v, std::memory_order_relaxed);
-  bump(count_);
+  // A double: no overflow however large the values (the mean only needs 53 bits).
+  sum_.store(sum_.load(std::memory_order_relaxed) + static_cast<double>(v), std::memory_order_relaxed);
+  // Release: a reader that sees the new count also sees the bucket, min and max (acquire in count()).
+  count_.store(count_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
 }
 
 void Histogram::reset() {
@@ -45,7 +48,7 @@ void Histogram::reset() {
   count_.store(0, std::memory_order_relaxed);
   min_.store(INT64_MAX, std::memory_order_relaxed);
   max_.store(INT64_MIN, std::memory_order_relaxed);
-  sum_.store(0, std::memory_order_relaxed);
+  sum_.store(0.0, std::memory_order_relaxed);
 }
 
 // The sample of the given rank (0-based, ascending), as its bucket's midpoint clamped to the
@@ -88,7 +91,8 @@ int64_t Histogram::quantile(double q) const {
 uint64_t Histogram::count_above(int64_t value_ns) const {
   uint64_t above = 0;
   if (value_ns < 0) {
-    const int limit = bucket_of(static_cast<uint64_t>(-value_ns));
+    const uint64_t magnitude = value_ns == INT64_MIN ? uint64_t{1} << 63 : static_cast<uint64_t>(-value_ns);
+    const int limit = bucket_of(magnitude);
     for (int b = 0; b < limit; ++b) above += negative_[static_cast<size_t>(b)].load(std::memory_order_relaxed);
     for (int b = 0; b < kBuckets; ++b) above += positive_[static_cast<size_t>(b)].load(std::memory_order_relaxed);
     return above;
@@ -104,7 +108,8 @@ HistogramSummary Histogram::summary() const {
   if (s.count == 0) return s;
   s.min = min_.load(std::memory_order_relaxed);
   s.max = max_.load(std::memory_order_relaxed);
-  s.mean = sum_.load(std::memory_order_relaxed) / static_cast<int64_t>(s.count);
+  const double mean = sum_.load(std::memory_order_relaxed) / static_cast<double>(s.count);
+  s.mean = mean >= 0x1p63 ? INT64_MAX : static_cast<int64_t>(std::max(mean, -0x1p63));  // truncated, as integer division
   s.p50 = quantile(0.5);
   s.p90 = quantile(0.9);
   s.p99 = quantile(0.99);

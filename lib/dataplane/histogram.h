@@ -2,7 +2,8 @@
 // latency). Log-linear buckets: exact below 16 ns, then 16 sub-buckets per power of two, so a
 // percentile read from the buckets is within 1/32 (about 3%) of the true value. No allocation:
 // the buckets are a fixed array. One thread records (an lcore); any thread reads, lock-free
-// (relaxed atomics: a reader may see a sample in `count` before its bucket, never a torn word).
+// (relaxed atomics, and a release/acquire count: a reader that sees a sample counted also sees
+// its bucket and the extremes it moved; never a torn word).
 #pragma once
 
 #include <array>
@@ -34,7 +35,7 @@ class Histogram {
   void reset();  // only while no thread records
 
   // Any thread.
-  uint64_t count() const { return count_.load(std::memory_order_relaxed); }
+  uint64_t count() const { return count_.load(std::memory_order_acquire); }
   int64_t quantile(double q) const;  // q in [0, 1]; 0 when empty
   HistogramSummary summary() const;
   // Number of samples strictly above `value_ns` (bucket resolution).
@@ -56,7 +57,7 @@ class Histogram {
   std::atomic<uint64_t> count_{0};
   std::atomic<int64_t> min_{INT64_MAX};
   std::atomic<int64_t> max_{INT64_MIN};
-  std::atomic<int64_t> sum_{0};
+  std::atomic<double> sum_{0.0};
 };
 
 }  // namespace tob::dataplane

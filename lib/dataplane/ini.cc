@@ -5,14 +5,19 @@
 
 namespace tob::dataplane {
 
-std::vector<std::string> ini_sections(rte_cfgfile* f) {
+core::Result<std::vector<std::string>> ini_sections(rte_cfgfile* f, const std::string& path) {
   const int count = std::max(rte_cfgfile_num_sections(f, nullptr, 0), 0);
   std::vector<std::array<char, CFG_NAME_LEN>> names(static_cast<size_t>(count));
   std::vector<char*> ptrs;
   for (auto& n : names) ptrs.push_back(n.data());
   rte_cfgfile_sections(f, ptrs.data(), count);
   std::vector<std::string> out;
-  for (const auto& n : names) out.emplace_back(n.data());
+  std::set<std::string> seen;
+  for (const auto& n : names) {
+    if (!seen.insert(n.data()).second)
+      return core::Error{path + ": [" + std::string(n.data()) + "]: appears twice (merge the two sections)"};
+    out.emplace_back(n.data());
+  }
   return out;
 }
 

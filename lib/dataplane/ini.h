@@ -13,7 +13,9 @@
 
 namespace tob::dataplane {
 
-std::vector<std::string> ini_sections(rte_cfgfile* f);
+// Section names in file order; a section given twice is an error (rte_cfgfile would keep both
+// and every lookup would silently read the first).
+core::Result<std::vector<std::string>> ini_sections(rte_cfgfile* f, const std::string& path);
 core::Result<bool> check_ini_keys(rte_cfgfile* f, const std::string& path, const std::string& section,
                                   const std::set<std::string_view>& known);
 

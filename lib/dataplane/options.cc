@@ -1,5 +1,7 @@
 #include "dataplane/options.h"
 
+#include "dataplane/numbers.h"
+
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -41,10 +43,8 @@ struct Option {
 
 std::optional<int64_t> to_int(const std::string& s, int64_t lo, int64_t hi) {
   if (s.empty()) return std::nullopt;
-  char* end = nullptr;
-  errno = 0;
-  const long long v = std::strtoll(s.c_str(), &end, 0);
-  if (errno != 0 || *end != '\0' || v < lo || v > hi) return std::nullopt;
+  int64_t v = 0;
+  if (!parse_int64(s.c_str(), v) || v < lo || v > hi) return std::nullopt;
   return v;
 }
 

@@ -1,6 +1,7 @@
 #include "dataplane/port_profile.h"
 
 #include "dataplane/ini.h"
+#include "dataplane/numbers.h"
 
 #include <dirent.h>
 #include <rte_cfgfile.h>
@@ -50,10 +51,8 @@ core::Result<bool> boolean(const Ctx& c, const char* sec, const char* key, bool 
 core::Result<uint16_t> number(const Ctx& c, const char* sec, const char* key, long lo, long hi, uint16_t dflt) {
   const char* v = rte_cfgfile_get_entry(c.f, sec, key);
   if (v == nullptr) return dflt;
-  char* end = nullptr;
-  errno = 0;
-  const long x = std::strtol(v, &end, 0);
-  if (errno != 0 || end == v || *end != '\0' || x < lo || x > hi)
+  int64_t x = 0;
+  if (!parse_int64(v, x) || x < lo || x > hi)
     return c.error(sec, key, std::string("'") + v + "': expected an integer in [" + std::to_string(lo) + ", " +
                                  std::to_string(hi) + "]");
   return static_cast<uint16_t>(x);
@@ -79,7 +78,9 @@ core::Result<PortProfile> load_port_profile(const std::string& path) {
   if (!file) return Error{path + ": not a valid INI file"};
   const Ctx c{file.get(), path};
 
-  for (const std::string& sec : ini_sections(file.get())) {
+  auto sections = ini_sections(file.get(), path);
+  if (!sections) return sections.error();
+  for (const std::string& sec : sections.value()) {
     const std::set<std::string_view>* keys = sec == "profile" ? &kProfileKeys
                                              : sec == "port"  ? &kPortKeys
                                              : sec == "timing" ? &kTimingKeys

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <unistd.h>
 #include <string>
 
@@ -129,4 +130,159 @@ TEST_CASE("a missing file is reported, not crashed on") {
   auto r = load_cluster_config("/nonexistent/cluster.ini");
   REQUIRE_FALSE(r.ok());
   CHECK(r.error().message.find("/nonexistent/cluster.ini: cannot open") == 0);
+}
+
+// --set overrides (the daemon's `--set SECTION.KEY=VALUE`), applied over the file before validation.
+
+namespace {
+
+using tob::dataplane::ClusterConfig;
+using tob::dataplane::Overrides;
+
+tob::core::Result<ClusterConfig> load_with(const std::string& text, const Overrides& overrides) {
+  const std::string path = write(text);
+  auto r = load_cluster_config(path, overrides);
+  std::remove(path.c_str());
+  return r;
+}
+
+ClusterConfig load_ok_with(const std::string& text, const Overrides& overrides) {
+  auto r = load_with(text, overrides);
+  INFO("error: " << (r.ok() ? std::string() : r.error().message));
+  REQUIRE(r.ok());
+  return r.value();
+}
+
+std::string override_error(const std::string& text, const Overrides& overrides) {
+  auto r = load_with(text, overrides);
+  REQUIRE_FALSE(r.ok());
+  return r.error().message;
+}
+
+}  // namespace
+
+TEST_CASE("an override replaces a value given in the file") {
+  const ClusterConfig c = load_ok_with(kGood, {{"timing.cycle_ns", "8000000"}, {"cluster.vlan", "0"}});
+  CHECK(c.node.schedule.cycle_ns == 8'000'000);
+  REQUIRE(c.node.schedule.slots.size() == 4);
+  CHECK(c.node.schedule.slots[1].offset_ns == 2'000'000);  // equal slots follow the new cycle
+  CHECK(c.vlan == 0);
+  CHECK(c.name == "lab");  // untouched keys keep the file's values
+  CHECK(c.cluster_id == 7);
+}
+
+TEST_CASE("overrides are applied in order, the last one winning") {
+  const ClusterConfig c = load_ok_with(
+      kGood, {{"timing.cycle_ns", "8000000"}, {"timing.clock", "ptp:/dev/ptp0"}, {"timing.cycle_ns", "12000000"}});
+  CHECK(c.node.schedule.cycle_ns == 12'000'000);
+  CHECK(c.clock == tob::dataplane::ClockSource::ptp);
+  CHECK(c.ptp_device == "/dev/ptp0");
+}
+
+TEST_CASE("an override adds a key the file does not give") {
+  const ClusterConfig c = load_ok_with(kGood, {{"timing.kappa", "5"}, {"timing.sends_per_slot", "1"},
+                                               {"cluster.order", "otfp"}});
+  CHECK(c.kappa == 5);
+  CHECK(c.node.schedule.sends_per_slot == 1);
+  CHECK(c.order == tob::dataplane::Order::otfp);
+  // Without the override the defaults hold.
+  const ClusterConfig d = load_ok_with(kGood, {});
+  CHECK(d.kappa == 2);
+  CHECK(d.node.schedule.sends_per_slot == 2);
+  CHECK(d.order == tob::dataplane::Order::mars);
+}
+
+TEST_CASE("an override adds a whole section the file does not have") {
+  REQUIRE(std::string(kGood).find("[limits]") == std::string::npos);
+  const ClusterConfig c = load_ok_with(kGood, {{"limits.batch_msgs", "32"}, {"limits.queue_msgs", "100"}});
+  CHECK(c.node.batch_msgs_max == 32);
+  CHECK(c.node.queue_msgs_max == 100);
+  CHECK(c.for_node(0).batch_msgs_max == 32);
+}
+
+TEST_CASE("an override does not change the file") {
+  const std::string path = write(kGood);
+  auto with = load_cluster_config(path, {{"timing.cycle_ns", "8000000"}});
+  auto without = load_cluster_config(path);
+  std::ifstream in(path);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::remove(path.c_str());
+  REQUIRE(with.ok());
+  REQUIRE(without.ok());
+  CHECK(with.value().node.schedule.cycle_ns == 8'000'000);
+  CHECK(without.value().node.schedule.cycle_ns == 4'000'000);
+  CHECK(text == kGood);
+}
+
+TEST_CASE("an override that makes the configuration invalid names the key and the --set") {
+  std::string m = override_error(kGood, {{"timing.cycle_ns", "10"}});
+  INFO("message: " << m);
+  CHECK(m.find("[timing] cycle_ns: '10' is outside") != std::string::npos);
+  CHECK(m.find("(from --set timing.cycle_ns=10)") != std::string::npos);
+
+  m = override_error(kGood, {{"timing.cycle_ns", "fast"}});
+  CHECK(m.find("[timing] cycle_ns: 'fast' is not an integer (from --set timing.cycle_ns=fast)") != std::string::npos);
+
+  m = override_error(kGood, {{"cluster.name", "no spaces"}});
+  CHECK(m.find("[cluster] name:") != std::string::npos);
+  CHECK(m.find("(from --set cluster.name=no spaces)") != std::string::npos);
+
+  m = override_error(kGood, {{"limits.batch_msgs", "0"}});  // added section, bad value
+  CHECK(m.find("[limits] batch_msgs: '0' is outside [1, 4096] (from --set limits.batch_msgs=0)") != std::string::npos);
+
+  m = override_error(kGood, {{"timing.clock", "gps"}});
+  CHECK(m.find("[timing] clock: 'gps'") != std::string::npos);
+  CHECK(m.find("(from --set timing.clock=gps)") != std::string::npos);
+
+  // A mistake in the file itself is not blamed on an unrelated --set.
+  m = override_error(replace(kGood, "vlan = 100", "vlan = 5000"), {{"timing.cycle_ns", "8000000"}});
+  CHECK(m.find("[cluster] vlan") != std::string::npos);
+  CHECK(m.find("--set") == std::string::npos);
+}
+
+TEST_CASE("an override of an unknown key or section is refused like one in the file") {
+  std::string m = override_error(kGood, {{"timing.cycle", "5"}});
+  INFO("message: " << m);
+  CHECK(m.find("[timing] cycle: unknown key") != std::string::npos);
+  m = override_error(kGood, {{"limits.frames", "5"}});
+  CHECK(m.find("[limits] frames: unknown key") != std::string::npos);
+  m = override_error(kGood, {{"extra.x", "1"}});
+  CHECK(m.find("[extra]: unknown section") != std::string::npos);
+}
+
+TEST_CASE("a malformed override name is refused") {
+  for (const std::string name : {"timing", ".cycle_ns", "timing.", ""}) {
+    INFO("--set " << name);
+    const std::string m = override_error(kGood, {{name, "1"}});
+    INFO("message: " << m);
+    CHECK(m.find("--set " + name + "=1: expected SECTION.KEY=VALUE") != std::string::npos);
+  }
+  // Longer than rte_cfgfile can hold.
+  std::string m = override_error(kGood, {{"cluster.name", std::string(300, 'a')}});
+  CHECK(m.find("within INI limits") != std::string::npos);
+  m = override_error(kGood, {{"timing." + std::string(100, 'k'), "1"}});
+  CHECK(m.find("within INI limits") != std::string::npos);
+}
+
+TEST_CASE("an override reaches a node section: the key is after the last dot") {
+  const ClusterConfig c = load_ok_with(kGood, {{"node.1.mac", "02:00:00:00:00:09"}});
+  CHECK(tob::dataplane::format_mac(c.node_macs[1]) == "02:00:00:00:00:09");
+  CHECK(tob::dataplane::format_mac(c.node_macs[0]) == "02:00:00:00:00:00");
+  CHECK(override_error(kGood, {{"node.2.mac", "02:00:00:00:00:00"}}).find("[node.2] mac") != std::string::npos);
+}
+
+TEST_CASE("a section given twice is refused, not half read") {
+  // rte_cfgfile keeps both; lookups would read only the first and miss the second's mistakes.
+  const std::string twice = std::string(kGood) + "\n[timing]\ncycle_ns = 5\n";
+  const std::string msg = override_error(twice, {});
+  CHECK(msg.find("[timing]: appears twice") != std::string::npos);
+}
+
+TEST_CASE("numbers are decimal even with a leading zero, hexadecimal with 0x") {
+  const ClusterConfig dec = load_ok_with(replace(kGood, "cycle_ns = 4000000", "cycle_ns = 04000000"), {});
+  CHECK(dec.node.schedule.cycle_ns == 4'000'000);  // not octal 1048576
+  const ClusterConfig hex = load_ok_with(replace(kGood, "cycle_ns = 4000000", "cycle_ns = 0x3D0900"), {});
+  CHECK(hex.node.schedule.cycle_ns == 4'000'000);
+  CHECK(override_error(replace(kGood, "cycle_ns = 4000000", "cycle_ns = 4e6"), {}).find("not an integer") !=
+        std::string::npos);
 }

@@ -376,9 +376,11 @@ TEST_CASE("a reader racing the writer never sees the count go back or min above 
   std::atomic<uint64_t> count_went_back{0};
   std::atomic<uint64_t> min_above_max{0};
   std::atomic<uint64_t> reads{0};
+  std::atomic<bool> started{false};
   // Catch2 assertions are not thread-safe: the reader counts violations, the test checks them.
   std::thread reader([&] {
     uint64_t last = 0;
+    started.store(true);
     while (!done.load(std::memory_order_acquire)) {
       const HistogramSummary s = h.summary();
       if (s.count < last) count_went_back.fetch_add(1);
@@ -388,6 +390,7 @@ TEST_CASE("a reader racing the writer never sees the count go back or min above 
     }
   });
   std::thread writer([&] {
+    while (!started.load()) std::this_thread::yield();  // race, not run before the reader
     Rng rng{7};
     for (int i = 0; i < kRecords; ++i) h.record(rng.uniform(-1'000'000, 1'000'000));
     done.store(true, std::memory_order_release);
@@ -402,4 +405,18 @@ TEST_CASE("a reader racing the writer never sees the count go back or min above 
   CHECK(s.min >= -1'000'000);
   CHECK(s.max <= 1'000'000);
   CHECK(s.min < s.max);
+}
+
+TEST_CASE("extreme values neither overflow the mean nor break count_above") {
+  Histogram h;
+  h.record(INT64_MAX);
+  h.record(INT64_MAX);
+  CHECK(h.summary().mean == INT64_MAX);  // saturates; a wrapped sum would give -1
+  Histogram n;
+  n.record(INT64_MIN);
+  n.record(INT64_MIN);
+  CHECK(n.summary().mean == INT64_MIN);
+  CHECK(n.count_above(INT64_MIN) == 0);
+  n.record(-5);
+  CHECK(n.count_above(INT64_MIN) == 1);
 }

@@ -54,13 +54,18 @@ void race(int rounds, int readers) {
   std::atomic<uint64_t> backward{0};
   std::atomic<uint64_t> reads{0};
   std::atomic<uint64_t> last_seen_max{0};
+  std::atomic<int> started{0};
   // Catch2 assertions are not thread-safe: readers count violations, the test checks them.
   std::vector<std::thread> threads;
   for (int r = 0; r < readers; ++r)
     threads.emplace_back([&] {
       uint64_t last = 0;
       uint64_t n = 0;
-      while (!done.load(std::memory_order_acquire)) {
+      started.fetch_add(1);
+      // Reads until the writer is done, and once more after that: every reader reads at least
+      // once however the threads are scheduled (a busy machine may run the writer to its end).
+      for (bool finished = false; !finished;) {
+        finished = done.load(std::memory_order_acquire);
         if (!lock.published()) continue;
         const T v = lock.read();
         if (!all_equal(v)) torn.fetch_add(1);
@@ -73,6 +78,7 @@ void race(int rounds, int readers) {
       while (last > m && !last_seen_max.compare_exchange_weak(m, last)) {}
     });
   threads.emplace_back([&] {
+    while (started.load() < readers) std::this_thread::yield();  // race, not run before them
     T v{};
     for (int i = 1; i <= rounds; ++i) {
       for (auto& x : v.f) x = static_cast<std::remove_reference_t<decltype(x)>>(i);
