@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cinttypes>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -42,9 +43,6 @@ constexpr int kExitOk = 0;
 constexpr int kExitRuntime = 1;
 constexpr int kExitUsage = 2;
 
-constexpr unsigned kRxRingSize = 1024;
-constexpr unsigned kTxRingSize = 256;
-constexpr unsigned kLogRingSize = 65536;
 constexpr unsigned kSubmitRingSize = 256;
 constexpr unsigned kSubmitPoolSize = kSubmitRingSize * 2 - 1;
 constexpr int64_t kRefitIntervalNs = 100'000'000;
@@ -76,6 +74,27 @@ ClockSample sample_nic_clock(const void* arg) {
     }
   }
   return best;
+}
+
+// Ring sizes from the configuration: each ring holds what its consumer may fall behind by.
+struct RingSizes {
+  unsigned rx;   // frames: every copy of every node for 20 ms (control lcore stalls), >= 1024
+  unsigned tx;   // own frames: the copies of 8 own turns
+  unsigned log;  // deliveries and events: 200 ms of the largest batches (the I/O thread sleeps)
+};
+
+RingSizes ring_sizes(const core::NodeConfig& n) {
+  const auto nodes = static_cast<uint64_t>(n.schedule.slots.size());
+  const auto copies = static_cast<uint64_t>(n.schedule.sends_per_slot);
+  const double cycles_per_s = 1e9 / static_cast<double>(n.schedule.cycle_ns);
+  const auto per = [&](double seconds, uint64_t per_cycle) {
+    return static_cast<uint64_t>(std::ceil(seconds * cycles_per_s + 1)) * per_cycle;
+  };
+  const auto fit = [](uint64_t want, uint64_t lo, uint64_t hi) {
+    return static_cast<unsigned>(rte_align64pow2(std::clamp(want, lo, hi)));
+  };
+  return {fit(per(0.02, nodes * copies), 1024, 65536), fit(8 * copies, 64, 1024),
+          fit(per(0.2, nodes * n.batch_msgs_max + 4 * nodes), 4096, 262144)};
 }
 
 class TextReport final : public StatsVisitor {
@@ -138,6 +157,10 @@ int run_daemon(int argc, char** argv) {
                                 std::to_string(cfg.node.payload_bytes_max));
   const auto self = static_cast<core::NodeId>(opt.node_id);
   core::NodeConfig node_config = cfg.for_node(self);
+  // Best effort: frames leave when the control role builds them, at the membership point, not
+  // at the transmit instant; receivers then accept a sender's frames from its slot's start.
+  if (opt.transport == Transport::best_effort)
+    node_config.schedule.precision_ns = node_config.schedule.decision_margin_ns;
   auto schedule = core::Schedule::create(node_config.schedule);
   if (!schedule) return fail(kExitUsage, cfg.path + ": " + schedule.error().message);
   auto clock_source = GlobalClockSource::open(cfg.clock, cfg.ptp_device);
@@ -204,16 +227,17 @@ int run_daemon(int argc, char** argv) {
 
   const int socket = std::max(0, rte_eth_dev_socket_id(opt.port_id));
   const size_t frame_room = std::max<size_t>(2048, ctx->ether_bytes + cfg.node.frame_bytes_max + 4);
-  const unsigned pkt_count = prof.rx_desc + prof.tx_desc + kRxRingSize + kTxRingSize + 4u * prof.rx_burst + 512u;
+  const RingSizes rings = ring_sizes(node_config);
+  const unsigned pkt_count = prof.rx_desc + prof.tx_desc + rings.rx + rings.tx + 4u * prof.rx_burst + 512u;
   ctx->pkt_pool = rte_pktmbuf_pool_create("tob_pkt", rte_align32pow2(pkt_count) - 1, 64, 0,
                                           static_cast<uint16_t>(RTE_PKTMBUF_HEADROOM + frame_room), socket);
   ctx->msg_bytes = sizeof(SubmitMsg) + cfg.node.payload_bytes_max;
   ctx->msg_pool = rte_mempool_create("tob_msg", kSubmitPoolSize, static_cast<unsigned>(ctx->msg_bytes), 0, 0,
                                      nullptr, nullptr, nullptr, nullptr, socket, 0);
-  ctx->rx_ring = rte_ring_create_elem("tob_rx", sizeof(RxItem), kRxRingSize, socket, RING_F_SP_ENQ | RING_F_SC_DEQ);
-  ctx->tx_ring = rte_ring_create_elem("tob_tx", sizeof(TxItem), kTxRingSize, socket, RING_F_SP_ENQ | RING_F_SC_DEQ);
+  ctx->rx_ring = rte_ring_create_elem("tob_rx", sizeof(RxItem), rings.rx, socket, RING_F_SP_ENQ | RING_F_SC_DEQ);
+  ctx->tx_ring = rte_ring_create_elem("tob_tx", sizeof(TxItem), rings.tx, socket, RING_F_SP_ENQ | RING_F_SC_DEQ);
   ctx->log_ring =
-      rte_ring_create_elem("tob_log", sizeof(LogRecord), kLogRingSize, socket, RING_F_SP_ENQ | RING_F_SC_DEQ);
+      rte_ring_create_elem("tob_log", sizeof(LogRecord), rings.log, socket, RING_F_SP_ENQ | RING_F_SC_DEQ);
   ctx->submit_ring = rte_ring_create("tob_submit", kSubmitRingSize, socket, RING_F_SC_DEQ);
   if (ctx->pkt_pool == nullptr || ctx->msg_pool == nullptr || ctx->rx_ring == nullptr || ctx->tx_ring == nullptr ||
       ctx->log_ring == nullptr || ctx->submit_ring == nullptr)

@@ -268,15 +268,18 @@ def test_injector() -> None:
     grew = [after[k]["node_msgs_delivered"] - before[k]["node_msgs_delivered"] for k in range(NODES)]
     check("malformed frames do not disturb the cluster", not changes and min(grew) > 0,
           f"membership changes {[(e.kind, e.node) for e in changes]}, deliveries during injection {grew}")
-    missing = []
-    for kind, info in summary["kinds"].items():
-        counter, sent = info["counter"], info["sent"]
-        if not counter or sent == 0:
-            continue
-        for k in range(NODES):
-            if after[k][counter] - before[k][counter] < sent:
-                missing.append(f"node {k} {counter} +{after[k][counter] - before[k][counter]} < {sent} ({kind})")
-    check("every kind of bad frame is counted by its drop counter on every node", not missing, "; ".join(missing[:6]))
+    # Exact for counters only the injector can raise; at least for those that background traffic
+    # (the bridge's own IPv6 chatter) or the injector's stale frames from each node's own id share.
+    at_least = {"rx_late", "rx_own_frames", "rx_other_ethertype"}
+    wrong = []
+    for k in range(NODES):
+        for counter, want in summary["expected_per_node"][str(k)].items():
+            got = after[k][counter] - before[k][counter]
+            if got < want or (got != want and counter not in at_least):
+                wrong.append(f"node {k} {counter} +{got}, expected {want}")
+    kinds = [kind for kind, info in summary["kinds"].items() if info["sent"] > 0]
+    check("every kind of bad frame is counted by its drop counter on every node", not wrong,
+          "; ".join(wrong[:6]) if wrong else f"{summary['total_sent']} frames of {len(kinds)} kinds")
     subprocess.run(["ip", "netns", "del", inj_ns], capture_output=True)
 
 
@@ -291,6 +294,10 @@ def main() -> int:
         return 1
     RUN.mkdir(parents=True, exist_ok=True)
     try:
+        p = subprocess.run([sys.executable, str(REPO / "tests/integration/inject_frames.py"), "--self-test"],
+                           text=True, capture_output=True, timeout=120)
+        check("the injector's frame encoder matches the C++ golden frames (--self-test)", p.returncode == 0,
+              (p.stdout + p.stderr).strip().splitlines()[-1] if (p.stdout + p.stderr).strip() else "")
         test_bad_configuration()
         test_cluster()
     except Exception as e:  # a broken step fails the test, never hangs or leaves a cluster behind
