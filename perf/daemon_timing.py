@@ -4,8 +4,9 @@
   daemon_timing.py tx-error [--seconds S] [--cycle-ns C] [--load none|stress] [--out DIR]
       TX error (TSC at rte_eth_tx_burst minus the slot instant) of node 0 for the methods spin,
       sleep and hybrid side by side in one run: node 0 rotates through them per own turn
-      (--tx-method spin,sleep,hybrid) with the poll idle policy; the other three nodes run idle
-      (no messages, --idle sleep). --load stress adds `stress-ng --cpu 2` for the whole run.
+      (--tx-method spin,sleep,hybrid) with the poll idle policy, alone on the last CPU; the other
+      three nodes run idle on CPU 0 (no messages, --idle sleep). --node0 sleep-rt runs node 0
+      with --idle sleep --rt-priority 20 instead. --load stress adds `stress-ng --cpu 2`.
       Also reports the one-way arrival offset seen by the other nodes.
 
   daemon_timing.py slot-search --method M [--slots-us L1,L2,...] [--seconds S] [--out DIR]
@@ -29,36 +30,15 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "scripts"))
+from tobclient import cluster, telemetry, wait_for  # noqa: E402
+
 NODES = 4
 
 
-def cluster(env: dict[str, str], *args: str) -> None:
-    p = subprocess.run(["bash", str(REPO / "scripts/cluster.sh"), *args], env=env, text=True, capture_output=True)
-    if p.returncode != 0:
-        raise RuntimeError(f"cluster.sh {' '.join(args)}: {p.stdout}{p.stderr}")
-
-
-def telemetry(k: int, cmd: str) -> dict:
-    p = subprocess.run([sys.executable, str(REPO / "scripts/tob-telemetry.py"), f"tob-node{k}", cmd],
-                       text=True, capture_output=True, timeout=20)
-    if p.returncode != 0:
-        raise RuntimeError(p.stderr.strip())
-    reply = json.loads(p.stdout)[cmd.split(",")[0]]
-    if reply is None:
-        raise RuntimeError("no reply yet")
-    return reply
-
-
 def wait_members(timeout_s: float) -> bool:
-    end = time.monotonic() + timeout_s
-    while time.monotonic() < end:
-        try:
-            if all(telemetry(k, "/tob/membership")["members"] == list(range(NODES)) for k in range(NODES)):
-                return True
-        except (RuntimeError, OSError, ValueError, KeyError):
-            pass
-        time.sleep(0.5)
-    return False
+    return wait_for(lambda: all(telemetry(k, "/tob/membership")["members"] == list(range(NODES))
+                                for k in range(NODES)), timeout_s)
 
 
 def base_env(run: Path, cycle_ns: int) -> dict[str, str]:
@@ -77,7 +57,13 @@ def progress(text: str) -> None:
 def tx_error(args: argparse.Namespace) -> int:
     run = Path("/tmp/dpdk-tob-perf")
     env = base_env(run, args.cycle_ns)
-    env["TOB_NODE_ARGS_0"] = "--idle poll --rt-priority 0 --tx-method spin,sleep,hybrid"
+    # Node 0 polls alone on the last CPU; the three idle nodes share CPU 0 (DESIGN §12: a spinning
+    # sender must not share its core with the others).
+    last_cpu = os.cpu_count() - 1 if os.cpu_count() else 1
+    policy = "--idle poll --rt-priority 0" if args.node0 == "poll" else "--idle sleep --rt-priority 20"
+    env["TOB_NODE_ARGS_0"] = f"{policy} --tx-method spin,sleep,hybrid"
+    env["TOB_LCORES_0"] = f"0@{last_cpu}"
+    env["TOB_LCORES"] = "0@0"
     cluster(env, "down")
     stress = None
     try:
@@ -95,7 +81,7 @@ def tx_error(args: argparse.Namespace) -> int:
         rows = []
         for method in ("spin", "sleep", "hybrid"):
             h = telemetry(0, f"/tob/histogram,tx_error_{method}")
-            rows.append({"load": args.load, "method": method, **h})
+            rows.append({"load": args.load, "node0": args.node0, "method": method, **h})
         arrivals = [telemetry(k, "/tob/histogram,rx_arrival_offset") for k in range(1, NODES)]
         s0 = telemetry(0, "/tob/stats")
     finally:
@@ -103,7 +89,8 @@ def tx_error(args: argparse.Namespace) -> int:
             stress.terminate()
             stress.wait()
         cluster(env, "down")
-    print(f"TX error of node 0, {args.seconds} s, cycle {args.cycle_ns / 1e6:g} ms, load {args.load} (us):")
+    print(f"TX error of node 0 ({args.node0}), {args.seconds} s, cycle {args.cycle_ns / 1e6:g} ms, "
+          f"load {args.load} (us):")
     print(f"{'method':<8} {'frames':>7} {'p50':>8} {'p99':>8} {'p99.9':>8} {'max':>9}")
     for r in rows:
         print(f"{r['method']:<8} {r['count']:>7} {r['p50_ns'] / 1e3:8.2f} {r['p99_ns'] / 1e3:8.2f}"
@@ -117,10 +104,11 @@ def tx_error(args: argparse.Namespace) -> int:
     with out.open("a", newline="") as f:
         w = csv.writer(f)
         if new:
-            w.writerow(["date", "load", "method", "cycle_ns", "seconds", "frames", "p50_ns", "p99_ns", "p999_ns",
-                        "max_ns"])
+            w.writerow(["date", "load", "node0", "method", "cycle_ns", "seconds", "frames", "p50_ns", "p99_ns",
+                        "p999_ns", "max_ns"])
         for r in rows:
-            w.writerow([time.strftime("%Y-%m-%d"), r["load"], r["method"], args.cycle_ns, args.seconds, r["count"],
+            w.writerow([time.strftime("%Y-%m-%d"), r["load"], r["node0"], r["method"], args.cycle_ns, args.seconds,
+                        r["count"],
                         r["p50_ns"], r["p99_ns"], r["p999_ns"], r["max_ns"]])
     print(f"appended to {out}")
     return 0
@@ -185,6 +173,8 @@ def main() -> int:
     t.add_argument("--seconds", type=int, default=120)
     t.add_argument("--cycle-ns", type=int, default=20_000_000)
     t.add_argument("--load", choices=["none", "stress"], default="none")
+    t.add_argument("--node0", choices=["poll", "sleep-rt"], default="poll",
+                   help="node 0's loop: poll (SCHED_OTHER, alone on its CPU) or sleep-rt (--idle sleep, SCHED_FIFO 20)")
     t.add_argument("--out", default=str(REPO / "docs/experiments"))
     s = sub.add_parser("slot-search")
     s.add_argument("--method", choices=["spin", "sleep", "hybrid"], required=True)

@@ -19,6 +19,7 @@
 #   TOB_IDLE [sleep]              idle policy of the daemons (poll needs a core per daemon)
 #   TOB_RT_PRIORITY [10]          SCHED_FIFO priority of the daemons' lcores with idle sleep (0: off)
 #   TOB_LCORES [0@(0-N)]          EAL --lcores of each daemon (default: main lcore floats on all CPUs)
+#   TOB_LCORES_K []               EAL --lcores of node K only (e.g. "0@1" pins it to CPU 1)
 #   TOB_DAEMON_ARGS []            extra daemon options for every node, e.g. "--gen-rate 50"
 #   TOB_NODE_ARGS_K []            extra daemon options for node K only
 #   TOB_CONFIG_EXTRA []           extra lines appended to the generated cluster.ini's [timing]
@@ -115,6 +116,8 @@ start_node() {
   extra_var="TOB_NODE_ARGS_$k"
   extra="${TOB_DAEMON_ARGS:-} ${!extra_var:-}"
   lcores=${TOB_LCORES:-"0@(0-$(($(nproc) - 1)))"}
+  local lcores_var="TOB_LCORES_$k"
+  lcores=${!lcores_var:-$lcores}
   local rt=${TOB_RT_PRIORITY:-10}
   [ "$idle" = sleep ] || rt=0  # a polling loop under SCHED_FIFO would be throttled
   rm -rf "/var/run/dpdk/$prefix$k"

@@ -8,7 +8,6 @@ timing statistics and stop everything cleanly.
 """
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -17,8 +16,8 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tests/integration"))
-from sequences import common_window, read_deliveries, read_events  # noqa: E402
+sys.path.insert(0, str(REPO / "scripts"))
+from tobclient import cluster as run_cluster, common_window, read_deliveries, read_events, telemetry, wait_for  # noqa: E402
 
 RUN = Path(os.environ.get("TOB_RUN_DIR", "/tmp/dpdk-tob-demo"))
 CYCLE_NS = int(os.environ.get("TOB_CYCLE_NS", "100000000"))
@@ -43,33 +42,10 @@ def step(title: str) -> None:
 
 
 def cluster(*args: str) -> str:
-    p = subprocess.run(["bash", str(REPO / "scripts/cluster.sh"), *args], env=ENV, text=True, capture_output=True)
-    if p.returncode != 0:
-        sys.exit(f"demo: cluster.sh {' '.join(args)} failed:\n{p.stdout}{p.stderr}")
-    return p.stdout
-
-
-def telemetry(k: int, cmd: str) -> dict:
-    p = subprocess.run([sys.executable, str(REPO / "scripts/tob-telemetry.py"), f"tob-node{k}", cmd],
-                       text=True, capture_output=True, timeout=20)
-    if p.returncode != 0:
-        raise RuntimeError(p.stderr.strip())
-    reply = json.loads(p.stdout)[cmd.split(",")[0]]
-    if reply is None:  # the daemon has not registered its commands yet
-        raise RuntimeError(f"{cmd}: no reply yet")
-    return reply
-
-
-def wait_for(cond, timeout_s: float) -> bool:
-    end = time.monotonic() + timeout_s
-    while time.monotonic() < end:
-        try:
-            if cond():
-                return True
-        except (RuntimeError, OSError, KeyError, ValueError):
-            pass
-        time.sleep(0.2)
-    return False
+    try:
+        return run_cluster(ENV, *args).stdout
+    except RuntimeError as e:
+        sys.exit(f"demo: {e}")
 
 
 def us(ns: float) -> str:
@@ -79,7 +55,7 @@ def us(ns: float) -> str:
 def main() -> int:
     cycle_ms = CYCLE_NS / 1e6
     print(bold("dpdk-tob demo: time-triggered total order broadcast on a real local cluster"))
-    print(f"4 nodes, each a dpdk-tob process in its own network namespace, on DPDK net_af_packet over a")
+    print("4 nodes, each a dpdk-tob process in its own network namespace, on DPDK net_af_packet over a")
     print(f"veth leg of a Linux bridge. TDMA cycle {cycle_ms:.0f} ms: 4 slots of {cycle_ms / 4:.0f} ms, "
           f"every frame sent twice.")
     print(dim("(generous timing: four daemons share this machine's two cores with the idle `sleep` policy;"))
@@ -162,8 +138,8 @@ def main() -> int:
               f" {us(s['tx_error_spin_max_ns'])} {us(s['rx_arrival_offset_p50_ns']):>10}"
               f" {us(s['rx_arrival_offset_p99_ns'])} {us(s['control_delivery_latency_p50_ns']):>11}"
               f" {us(s['control_delivery_latency_p99_ns'])} {s['node_msgs_delivered']:>9} {failures:>15}")
-    print(dim(f"  latency is about 1.5 cycles by design: a message waits for its node's slot, then is delivered"))
-    print(dim(f"  at that node's next membership point, one cycle later (seed 000, MARS)."))
+    print(dim("  latency is about 1.5 cycles by design: a message waits for its node's slot, then is delivered"))
+    print(dim("  at that node's next membership point, one cycle later (seed 000, MARS)."))
 
     step("6. stopping cleanly (SIGTERM: each node goes silent, flushes its files, prints statistics)")
     cluster("down")

@@ -22,8 +22,10 @@ int run_lcore_loop(void* arg) {
   const LoopRoles& r = *static_cast<const LoopRoles*>(arg);
   DaemonContext& ctx = *r.ctx;
   const bool sleepy = ctx.options->idle == IdlePolicy::sleep;
-  // Before the loop (may log): precise wake-ups, and the real-time class when asked.
-  if (sleepy) prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);  // default slack is 50 us
+  // Before the loop (may log): precise wake-ups for idle sleeps and the sleep/hybrid TX methods
+  // (the default timer slack of 50 us would add itself to every wake-up), and the real-time
+  // class when asked.
+  prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
   if (ctx.options->rt_priority > 0) {
     sched_param sp{};
     sp.sched_priority = ctx.options->rt_priority;

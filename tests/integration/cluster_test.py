@@ -24,10 +24,11 @@ import time
 from pathlib import Path
 from typing import Callable
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from sequences import common_window, read_deliveries, read_events  # noqa: E402
-
 REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "scripts"))
+from tobclient import cluster as run_cluster, common_window, read_deliveries, read_events, telemetry  # noqa: E402
+from tobclient import wait_for as poll  # noqa: E402
+
 BUILD = Path(os.environ.get("TOB_BUILD_DIR", REPO / "build"))
 DAEMON = BUILD / "app/dpdk-tob/dpdk-tob"
 RUN = Path(os.environ.get("TOB_TEST_RUN_DIR", "/tmp/dpdk-tob-test"))
@@ -46,35 +47,11 @@ def check(name: str, ok: bool, detail: str = "") -> bool:
 
 
 def cluster(*args: str, check_rc: bool = True) -> subprocess.CompletedProcess[str]:
-    p = subprocess.run(["bash", str(REPO / "scripts/cluster.sh"), *args], env=ENV, text=True,
-                       capture_output=True, timeout=120)
-    if check_rc and p.returncode != 0:
-        raise RuntimeError(f"cluster.sh {' '.join(args)} failed: {p.stdout}{p.stderr}")
-    return p
-
-
-def telemetry(node: int, cmd: str) -> dict:
-    p = subprocess.run([sys.executable, str(REPO / "scripts/tob-telemetry.py"), f"tob-node{node}", cmd],
-                       text=True, capture_output=True, timeout=20)
-    if p.returncode != 0:
-        raise RuntimeError(p.stderr)
-    reply = json.loads(p.stdout)[cmd.split(",")[0]]
-    if reply is None:  # the daemon has not registered its commands yet
-        raise RuntimeError(f"{cmd}: no reply yet")
-    return reply
+    return run_cluster(ENV, *args, check=check_rc)
 
 
 def wait_for(what: str, cond: Callable[[], bool], timeout_s: float) -> bool:
-    end = time.monotonic() + timeout_s
-    while time.monotonic() < end:
-        try:
-            if cond():
-                return True
-        except (RuntimeError, OSError, ValueError, KeyError):
-            pass
-        time.sleep(0.2)
-    print(f"  timed out after {timeout_s} s waiting for {what}", flush=True)
-    return False
+    return poll(cond, timeout_s, what)
 
 
 def members(node: int) -> list[int]:

@@ -1,0 +1,131 @@
+"""Python helpers for scripts and tests that drive a dpdk-tob cluster (scripts/cluster.sh).
+
+- query(prefix, cmd) / telemetry(node, cmd): DPDK telemetry of a running daemon;
+- cluster(env, *args): scripts/cluster.sh with an environment;
+- wait_for(cond, timeout_s): poll a condition, tolerating a daemon that is still starting;
+- read_deliveries / read_events / common_window: the daemon's output files.
+Deliveries files have one line per delivery, `node cycle sender msg_id` (the format of
+`tob-sim --deliveries`); events files one line per membership event,
+`at_ns cycle kind node reason members`.
+"""
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Mapping
+
+REPO = Path(__file__).resolve().parents[1]
+FILE_PREFIX = "tob-node"  # scripts/cluster.sh: --file-prefix tob-node<K>
+
+Msg = tuple[int, int]  # (sender, msg_id)
+
+
+def query(prefix: str, command: str, run_dir: str = "/var/run/dpdk") -> dict:
+    """One telemetry command over the daemon's SOCK_SEQPACKET socket (as dpdk-telemetry.py)."""
+    path = os.path.join(run_dir, prefix, "dpdk_telemetry.v2")
+    with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as s:
+        s.settimeout(5)
+        s.connect(path)
+        hello = json.loads(s.recv(16384).decode())
+        s.send(command.encode())
+        reply = s.recv(int(hello.get("max_output_len", 16384))).decode()
+    return json.loads(reply)
+
+
+def telemetry(node: int, command: str) -> dict:
+    """The reply of cluster node `node`; RuntimeError while it is not answering yet."""
+    try:
+        reply = query(f"{FILE_PREFIX}{node}", command)[command.split(",")[0]]
+    except (OSError, ValueError) as e:
+        raise RuntimeError(f"node {node}: {command}: {e}") from e
+    if reply is None:  # the daemon has not registered its commands yet
+        raise RuntimeError(f"node {node}: {command}: no reply yet")
+    return reply
+
+
+def cluster(env: Mapping[str, str], *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    p = subprocess.run(["bash", str(REPO / "scripts/cluster.sh"), *args], env=dict(env), text=True,
+                       capture_output=True, timeout=120)
+    if check and p.returncode != 0:
+        raise RuntimeError(f"cluster.sh {' '.join(args)} failed:\n{p.stdout}{p.stderr}")
+    return p
+
+
+def wait_for(cond: Callable[[], bool], timeout_s: float, what: str = "") -> bool:
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end:
+        try:
+            if cond():
+                return True
+        except (RuntimeError, OSError, ValueError, KeyError):
+            pass
+        time.sleep(0.2)
+    if what:
+        print(f"  timed out after {timeout_s} s waiting for {what}", flush=True)
+    return False
+
+
+def read_deliveries(path: Path) -> list[Msg]:
+    out: list[Msg] = []
+    if not path.exists():
+        return out
+    for line in path.read_text(encoding="ascii").splitlines():
+        parts = line.split()
+        if len(parts) != 4:
+            raise ValueError(f"{path}: bad line {line!r}")
+        out.append((int(parts[2]), int(parts[3])))
+    return out
+
+
+@dataclass
+class Event:
+    at_ns: int
+    cycle: int
+    kind: str
+    node: int
+    reason: str
+    rest: str
+
+
+def read_events(path: Path) -> list[Event]:
+    out: list[Event] = []
+    if not path.exists():
+        return out
+    for line in path.read_text(encoding="ascii").splitlines():
+        p = line.split(maxsplit=5)
+        if len(p) < 5:
+            raise ValueError(f"{path}: bad line {line!r}")
+        out.append(Event(int(p[0]), int(p[1]), p[2], int(p[3]), p[4], p[5] if len(p) > 5 else ""))
+    return out
+
+
+def common_window(seqs: list[list[Msg]]) -> tuple[list[list[Msg]], str]:
+    """The part of every sequence between the first and the last message all of them delivered.
+
+    Returns the slices and "" when they are identical, else a description of the first
+    difference. Uniform agreement and total order mean the slices must be equal: a node that
+    skipped a message in the middle, or delivered two in another order, shows up here.
+    """
+    if any(not s for s in seqs):
+        return [], "a node delivered nothing"
+    common = set(seqs[0])
+    for s in seqs[1:]:
+        common &= set(s)
+    if not common:
+        return [], "no message was delivered by every node"
+    slices = []
+    for s in seqs:
+        idx = [i for i, m in enumerate(s) if m in common]
+        slices.append(s[idx[0] : idx[-1] + 1])
+    for k, s in enumerate(slices[1:], 1):
+        if s != slices[0]:
+            for i, (a, b) in enumerate(zip(slices[0], s)):
+                if a != b:
+                    return slices, f"sequence {k} differs from sequence 0 at position {i}: {b} vs {a}"
+            return slices, f"sequence {k} has {len(s)} messages in the common window, sequence 0 has {len(slices[0])}"
+    return slices, ""
