@@ -23,6 +23,7 @@
 #   TOB_DAEMON_ARGS []            extra daemon options for every node, e.g. "--gen-rate 50"
 #   TOB_NODE_ARGS_K []            extra daemon options for node K only
 #   TOB_CONFIG_EXTRA []           extra lines appended to the generated cluster.ini's [timing]
+#   TOB_CONFIG_TAIL []            extra sections appended to it, e.g. "[clients]\nring = 64"
 #   TOB_BUILD_DIR [repo/build]
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -99,6 +100,7 @@ write_config() {
       echo "[node.$k]"
       echo "mac = $(mac_of "$k")"
     done
+    [ -z "${TOB_CONFIG_TAIL:-}" ] || printf '\n%b\n' "$TOB_CONFIG_TAIL"
   } > "$run/cluster.ini"
 }
 

@@ -31,6 +31,7 @@ const std::set<std::string_view> kTimingKeys = {
     "rejoin_silence_cycles", "stall_limit_ns"};
 const std::set<std::string_view> kLimitsKeys = {"frame_bytes", "payload_bytes", "queue_msgs", "queue_bytes",
                                                 "batch_msgs"};
+const std::set<std::string_view> kClientsKeys = {"max", "ring", "history"};
 const std::set<std::string_view> kNodeKeys = {"mac", "slot_offset_ns", "slot_length_ns"};
 
 class Reader {
@@ -136,6 +137,7 @@ core::Result<ClusterConfig> load_cluster_config(const std::string& path, const O
     if (sec == "cluster") keys = &kClusterKeys;
     else if (sec == "timing") keys = &kTimingKeys;
     else if (sec == "limits") keys = &kLimitsKeys;
+    else if (sec == "clients") keys = &kClientsKeys;
     else if (sec.rfind("node.", 0) == 0) {
       char* end = nullptr;
       const long k = std::strtol(sec.c_str() + 5, &end, 10);
@@ -145,7 +147,7 @@ core::Result<ClusterConfig> load_cluster_config(const std::string& path, const O
         return rd.error(sec, "", "appears twice (as another spelling of node " + std::to_string(k) + ")");
       keys = &kNodeKeys;
     } else {
-      return rd.error(sec, "", "unknown section (known: cluster, timing, limits, node.K)");
+      return rd.error(sec, "", "unknown section (known: cluster, timing, limits, clients, node.K)");
     }
     if (auto ok = check_ini_keys(file.get(), path, sec, *keys); !ok) return ok.error();
   }
@@ -242,6 +244,20 @@ core::Result<ClusterConfig> load_cluster_config(const std::string& path, const O
                  std::to_string(c.nodes) + " nodes; give them for all or none (equal slots)"};
   auto sched = core::Schedule::create(sc);
   if (!sched) return Error{path + ": schedule: " + sched.error().message, sched.error().code};
+
+  // [clients]: applications attached through include/tob.h.
+  const int64_t cmax_d = c.clients_max;
+  const int64_t cring_d = c.client_ring;
+  const int64_t chist_d = c.history;
+  TRY_INT(cmax, "clients", "max", 0, 16, &cmax_d);
+  TRY_INT(cring, "clients", "ring", 64, 65536, &cring_d);
+  TRY_INT(chist, "clients", "history", 1024, 1 << 20, &chist_d);
+  if ((cring & (cring - 1)) != 0) return rd.error("clients", "ring", std::to_string(cring) + " is not a power of two");
+  if ((chist & (chist - 1)) != 0)
+    return rd.error("clients", "history", std::to_string(chist) + " is not a power of two");
+  c.clients_max = static_cast<int>(cmax);
+  c.client_ring = static_cast<uint32_t>(cring);
+  c.history = static_cast<uint32_t>(chist);
 
   // [limits]
   core::NodeConfig& n = c.node;

@@ -32,6 +32,10 @@ struct ClusterConfig {
   std::string ptp_device;  // clock = ptp:/dev/ptpN
   int kappa = 2;           // otfp: votes for cycle i travel in cycle i + kappa
   std::vector<Mac> node_macs;
+  // [clients]: co-located applications (include/tob.h).
+  int clients_max = 8;          // attached at once, 0..16
+  uint32_t client_ring = 1024;  // deliveries queued per client (power of two)
+  uint32_t history = 16384;     // latest deliveries kept for clients that resume (power of two)
   core::NodeConfig node;  // schedule and limits; `self` is set by the caller
 
   core::NodeConfig for_node(core::NodeId self) const {

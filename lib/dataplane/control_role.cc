@@ -19,8 +19,9 @@ constexpr int64_t kGeneratorLagMaxNs = 100'000'000;  // a generator held back lo
 constexpr size_t kMinEtherFrame = 60;                // without FCS
 }  // namespace
 
-ControlRole::ControlRole(DaemonContext& ctx, core::Node& node, Calibrator& calibrator, Calibrator* nic_calibrator)
-    : ctx_(ctx), node_(node), calibrator_(calibrator), nic_calibrator_(nic_calibrator) {
+ControlRole::ControlRole(DaemonContext& ctx, core::Node& node, Calibrator& calibrator, Calibrator* nic_calibrator,
+                         ClientHub& hub)
+    : ctx_(ctx), node_(node), calibrator_(calibrator), nic_calibrator_(nic_calibrator), hub_(hub) {
   const DaemonOptions& o = *ctx_.options;
   if (o.gen_rate_per_s > 0) gen_interval_ns_ = std::max<int64_t>(1, static_cast<int64_t>(1e9 / o.gen_rate_per_s));
   const double ns_per_tick = ctx_.clock.fit().ns_per_tick;
@@ -35,12 +36,14 @@ unsigned ControlRole::step(uint64_t& next_due_tsc) {
   ctx_.control.loops.add();
   const uint64_t now_tsc = __rdtsc();
   const int64_t now_ns = ctx_.clock.to_ns(now_tsc);
-  calibrator_.poll(now_tsc);
+  if (calibrator_.poll(now_tsc)) hub_.publish_clock(ctx_.clock.fit());
   if (nic_calibrator_ != nullptr) nic_calibrator_->poll(now_tsc);
+  hub_.heartbeat(now_ns);
   unsigned work = take_frames();
-  work += take_submissions(now_ns);
+  work += take_submissions();
   work += generate(now_ns);
   advance_time(now_ns, now_tsc);
+  work += hub_.serve();
   int64_t due_ns = node_.next_deadline_ns();
   if (gen_interval_ns_ > 0) due_ns = std::min(due_ns, gen_next_ns_);
   next_due_tsc = watermark_wait_since_tsc_ != 0 ? 0 : ctx_.clock.to_tsc(due_ns);
@@ -66,8 +69,7 @@ unsigned ControlRole::take_frames() {
   return n;
 }
 
-unsigned ControlRole::take_submissions(int64_t now_ns) {
-  (void)now_ns;
+unsigned ControlRole::take_submissions() {
   unsigned n = 0;
   while (n < kSubmitsPerStep) {
     SubmitMsg* msg = held_;
@@ -147,6 +149,7 @@ void ControlRole::handle_actions(int64_t now_ns) {
   for (const core::TxFrame& f : a.tx) queue_frame(f);
   for (const core::Delivery& d : a.deliveries) {
     ctx_.control.delivery_latency.record(now_ns - d.submit_ns);
+    hub_.record(d, *ctx_.schedule);
     LogRecord r{};
     r.kind = LogKind::delivery;
     r.node = d.sender;
@@ -239,6 +242,7 @@ void ControlRole::stop() {
   if (held_ != nullptr) rte_mempool_put(ctx_.msg_pool, held_);
   held_ = nullptr;
   node_.stop();
+  hub_.stop();
   publish_status(ctx_.clock.to_ns(__rdtsc()));
 }
 

@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "core/node.h"
+#include "dataplane/client_hub.h"
 #include "dataplane/context.h"
 #include "dataplane/global_clock.h"
 
@@ -16,8 +17,10 @@ namespace tob::dataplane {
 
 class ControlRole {
  public:
-  // nic_calibrator: the NIC clock's fit for launch-time offload, or nullptr.
-  ControlRole(DaemonContext& ctx, core::Node& node, Calibrator& calibrator, Calibrator* nic_calibrator);
+  // nic_calibrator: the NIC clock's fit for launch-time offload, or nullptr. hub: the attached
+  // applications (include/tob.h).
+  ControlRole(DaemonContext& ctx, core::Node& node, Calibrator& calibrator, Calibrator* nic_calibrator,
+              ClientHub& hub);
   // One round of work. Sets next_due_tsc to when it must run again. Returns units of work done.
   unsigned step(uint64_t& next_due_tsc);
   // Leave: the node goes silent (others remove it within two cycles). Idempotent.
@@ -26,7 +29,7 @@ class ControlRole {
 
  private:
   unsigned take_frames();
-  unsigned take_submissions(int64_t now_ns);
+  unsigned take_submissions();
   unsigned generate(int64_t now_ns);
   void advance_time(int64_t now_ns, uint64_t now_tsc);
   void handle_actions(int64_t now_ns);
@@ -38,6 +41,7 @@ class ControlRole {
   core::Node& node_;
   Calibrator& calibrator_;
   Calibrator* nic_calibrator_;
+  ClientHub& hub_;
   bool stopped_ = false;
   int method_turn_ = 0;        // rotation through --tx-method lists, per own turn
   int64_t last_tx_cycle_ = -1;

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "dataplane/client_hub.h"
 #include "dataplane/cluster_config.h"
 #include "dataplane/context.h"
 #include "dataplane/control_role.h"
@@ -232,13 +233,13 @@ int run_daemon(int argc, char** argv) {
   ctx->pkt_pool = rte_pktmbuf_pool_create("tob_pkt", rte_align32pow2(pkt_count) - 1, 64, 0,
                                           static_cast<uint16_t>(RTE_PKTMBUF_HEADROOM + frame_room), socket);
   ctx->msg_bytes = sizeof(SubmitMsg) + cfg.node.payload_bytes_max;
-  ctx->msg_pool = rte_mempool_create("tob_msg", kSubmitPoolSize, static_cast<unsigned>(ctx->msg_bytes), 0, 0,
+  ctx->msg_pool = rte_mempool_create(kMsgPoolName, kSubmitPoolSize, static_cast<unsigned>(ctx->msg_bytes), 0, 0,
                                      nullptr, nullptr, nullptr, nullptr, socket, 0);
   ctx->rx_ring = rte_ring_create_elem("tob_rx", sizeof(RxItem), rings.rx, socket, RING_F_SP_ENQ | RING_F_SC_DEQ);
   ctx->tx_ring = rte_ring_create_elem("tob_tx", sizeof(TxItem), rings.tx, socket, RING_F_SP_ENQ | RING_F_SC_DEQ);
   ctx->log_ring =
       rte_ring_create_elem("tob_log", sizeof(LogRecord), rings.log, socket, RING_F_SP_ENQ | RING_F_SC_DEQ);
-  ctx->submit_ring = rte_ring_create("tob_submit", kSubmitRingSize, socket, RING_F_SC_DEQ);
+  ctx->submit_ring = rte_ring_create(kSubmitRingName, kSubmitRingSize, socket, RING_F_SC_DEQ);
   if (ctx->pkt_pool == nullptr || ctx->msg_pool == nullptr || ctx->rx_ring == nullptr || ctx->tx_ring == nullptr ||
       ctx->log_ring == nullptr || ctx->submit_ring == nullptr)
     return cleanup(kExitRuntime, std::string("cannot create pools and rings (hugepages reserved?): ") +
@@ -262,6 +263,13 @@ int run_daemon(int argc, char** argv) {
     TOB_LOG(RTE_LOG_WARNING, "port %u keeps its own MAC %s (config says %s); frames still carry the configured one\n",
             opt.port_id, pi.mac.c_str(), format_mac(cfg.node_macs[self]).c_str());
 
+  // Applications (include/tob.h): the shared memzone, the delivery pool and the client rings.
+  auto hub = ClientHub::create(cfg, self, ctx->clock);
+  if (!hub) {
+    stop_port(opt.port_id);
+    return cleanup(kExitRuntime, hub.error().message);
+  }
+
   // The protocol core. Message ids continue across restarts: they start at the global time.
   node_config.first_msg_id = static_cast<uint64_t>(std::max<int64_t>(0, ctx->clock.to_ns(__rdtsc())));
   auto node = core::Node::create(node_config);
@@ -271,6 +279,7 @@ int run_daemon(int argc, char** argv) {
   }
 
   IoThread io(*ctx);
+  io.watch_clients(hub.value()->shared());
   if (auto files = io.open_files(); !files) {
     stop_port(opt.port_id);
     return cleanup(kExitUsage, files.error().message);
@@ -283,7 +292,7 @@ int run_daemon(int argc, char** argv) {
   RTE_LCORE_FOREACH_WORKER(id) workers.push_back(id);
   RxRole rx(*ctx);
   TxRole tx(*ctx);
-  ControlRole control(*ctx, node.value(), calibrator, nic_calibrator ? &*nic_calibrator : nullptr);
+  ControlRole control(*ctx, node.value(), calibrator, nic_calibrator ? &*nic_calibrator : nullptr, *hub.value());
   LoopRoles main_loop{ctx.get(), nullptr, &control, nullptr, "control"};
   std::vector<std::pair<unsigned, LoopRoles>> worker_loops;
   std::string layout;
@@ -314,7 +323,7 @@ int run_daemon(int argc, char** argv) {
                     : "");
   info.lcores = layout;
   info.tx_methods = method_list(*ctx);
-  register_telemetry(*ctx, io, info);
+  register_telemetry(*ctx, io, *hub.value(), info);
 
   g_quit = &ctx->quit;
   struct sigaction sa {};

@@ -93,8 +93,8 @@ bool Calibrator::initial_fit(int count, int64_t gap_ns) {
   return true;
 }
 
-void Calibrator::poll(uint64_t now_tsc) {
-  if (now_tsc < next_tsc_) return;
+bool Calibrator::poll(uint64_t now_tsc) {
+  if (now_tsc < next_tsc_) return false;
   next_tsc_ = now_tsc + refit_interval_ticks_;
   const ClockSample s = sample_(arg_);
   const TscFit old = out_.fit();
@@ -109,15 +109,15 @@ void Calibrator::poll(uint64_t now_tsc) {
     next_ = 0;
     add(s);
     out_.publish({s.tsc, s.ns, old.ns_per_tick});
-    return;
+    return true;
   }
   if (std::llabs(residual) > stats_.residual_ns_max) stats_.residual_ns_max = std::llabs(residual);
   add(s);
   TscFit fit;
-  if (fit_window(fit)) {
-    out_.publish(fit);
-    stats_.drift_ppm = (fit.ns_per_tick / nominal_ns_per_tick_ - 1.0) * 1e6;
-  }
+  if (!fit_window(fit)) return false;
+  out_.publish(fit);
+  stats_.drift_ppm = (fit.ns_per_tick / nominal_ns_per_tick_ - 1.0) * 1e6;
+  return true;
 }
 
 }  // namespace tob::dataplane

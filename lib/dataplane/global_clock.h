@@ -59,7 +59,8 @@ class Calibrator {
   // Blocking, at start-up only: `count` samples `gap_ns` apart, then the first fit.
   bool initial_fit(int count, int64_t gap_ns);
   // Non-blocking, on the control lcore: one sample and a re-fit when the interval is due.
-  void poll(uint64_t now_tsc);
+  // True when a new fit was published.
+  bool poll(uint64_t now_tsc);
   const CalibrationStats& stats() const { return stats_; }
 
  private:

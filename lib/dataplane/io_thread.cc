@@ -1,6 +1,7 @@
 #include "dataplane/io_thread.h"
 
 #include <rte_lcore.h>
+#include <signal.h>
 #include <rte_log.h>
 #include <x86intrin.h>
 
@@ -164,12 +165,30 @@ std::string IoThread::status_line() const {
   return buf;
 }
 
+void IoThread::reclaim_dead_clients() {
+  if (shm_ == nullptr) return;
+  for (uint32_t i = 0; i < shm_->clients_max; ++i) {
+    ClientSlot& s = shm_->slots[i];
+    const uint32_t pid = s.pid.load(std::memory_order_relaxed);
+    if (pid == 0 || ::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;
+    // Its process is gone: detach it as if it had called tob_detach (the control role drains).
+    uint32_t attached = static_cast<uint32_t>(SlotState::attached);
+    uint32_t refused = static_cast<uint32_t>(SlotState::refused);
+    if (s.state.compare_exchange_strong(attached, static_cast<uint32_t>(SlotState::leaving)) ||
+        s.state.compare_exchange_strong(refused, static_cast<uint32_t>(SlotState::free))) {
+      TOB_LOG(RTE_LOG_NOTICE, "node %u: client slot %u: process %u exited without detaching; slot freed\n",
+              static_cast<unsigned>(ctx_.self), i, pid);
+    }
+  }
+}
+
 void IoThread::run() {
   using clock = std::chrono::steady_clock;
   const DaemonOptions& o = *ctx_.options;
   const auto start = clock::now();
   const auto interval = std::chrono::duration<double>(o.status_interval_s);
   auto next_status = start + std::chrono::duration_cast<clock::duration>(interval);
+  auto next_reclaim = start + std::chrono::seconds(1);
   const auto end = start + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(o.duration_s));
   while (!finishing_.load(std::memory_order_acquire)) {
     if (drain() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));
@@ -178,6 +197,10 @@ void IoThread::run() {
       std::printf("%s\n", status_line().c_str());
       std::fflush(stdout);
       next_status += std::chrono::duration_cast<clock::duration>(interval);
+    }
+    if (now >= next_reclaim) {
+      reclaim_dead_clients();
+      next_reclaim = now + std::chrono::seconds(1);
     }
     if (o.duration_s > 0 && now >= end) ctx_.quit.store(true, std::memory_order_relaxed);
   }

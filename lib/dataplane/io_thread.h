@@ -15,6 +15,7 @@
 
 #include "core/result.h"
 #include "dataplane/context.h"
+#include "dataplane/shm_layout.h"
 
 namespace tob::dataplane {
 
@@ -25,6 +26,8 @@ class IoThread {
   ~IoThread();
 
   core::Result<bool> open_files();
+  // Slots of applications that exit without tob_detach are given back (checked every second).
+  void watch_clients(Shm* shm) { shm_ = shm; }
   bool start();
   // After the lcores stopped: drain what is left, flush, close the files.
   void finish();
@@ -41,11 +44,13 @@ class IoThread {
   void run();
   size_t drain();
   void write(const LogRecord& r);
+  void reclaim_dead_clients();
 
   DaemonContext& ctx_;
   pthread_t thread_{};
   bool started_ = false;
   std::atomic<bool> finishing_{false};
+  Shm* shm_ = nullptr;
   std::FILE* deliveries_ = nullptr;
   std::FILE* events_ = nullptr;
   mutable std::mutex mu_;  // guards the recent lists (I/O and telemetry threads only)

@@ -17,6 +17,7 @@ namespace {
 // Telemetry callbacks take no user argument: the one daemon of this process.
 DaemonContext* g_ctx = nullptr;
 IoThread* g_io = nullptr;
+const ClientHub* g_hub = nullptr;
 TelemetryInfo g_info;
 
 int clamp_int(int64_t v) { return static_cast<int>(std::clamp<int64_t>(v, INT_MIN, INT_MAX)); }
@@ -186,11 +187,45 @@ int cmd_submit(const char*, const char* params, rte_tel_data* d) {
   return 0;
 }
 
+int cmd_clients(const char*, const char*, rte_tel_data* d) {
+  const Shm& shm = g_hub->shm();
+  const HubStats hs = g_hub->stats();
+  rte_tel_data_start_dict(d);
+  rte_tel_data_add_dict_u64(d, "deliveries", hs.deliveries);
+  rte_tel_data_add_dict_u64(d, "attaches", hs.attaches);
+  rte_tel_data_add_dict_u64(d, "refused_attaches", hs.refused_attaches);
+  rte_tel_data_add_dict_u64(d, "detaches", hs.detaches);
+  rte_tel_data_add_dict_u64(d, "overruns", hs.overruns);
+  rte_tel_data_add_dict_u64(d, "alloc_failed", hs.alloc_failed);
+  rte_tel_data* slots = rte_tel_data_alloc();
+  if (slots == nullptr) return -ENOMEM;
+  rte_tel_data_start_array(slots, RTE_TEL_STRING_VAL);
+  static const char* states[] = {"free", "reserving", "claimed", "attached", "refused", "leaving"};
+  for (uint32_t i = 0; i < shm.clients_max; ++i) {
+    const ClientSlot& s = shm.slots[i];
+    const uint32_t st = s.state.load(std::memory_order_relaxed);
+    if (st == 0) continue;
+    char line[RTE_TEL_MAX_STRING_LEN];
+    std::snprintf(line, sizeof line,
+                  "slot %u client %u %s pid %u submitted %llu refused %llu polled %llu pending %llu lagging %u%s",
+                  i, kFirstSlotClientId + i, states[st % 6], s.pid.load(std::memory_order_relaxed),
+                  static_cast<unsigned long long>(s.submitted.load(std::memory_order_relaxed)),
+                  static_cast<unsigned long long>(s.refused.load(std::memory_order_relaxed)),
+                  static_cast<unsigned long long>(s.polled.load(std::memory_order_relaxed)),
+                  static_cast<unsigned long long>(s.pending.load(std::memory_order_relaxed)),
+                  s.lagging.load(std::memory_order_relaxed), s.overrun.load(std::memory_order_relaxed) ? " OVERRUN" : "");
+    rte_tel_data_add_array_string(slots, line);
+  }
+  rte_tel_data_add_dict_container(d, "slots", slots, 0);
+  return 0;
+}
+
 }  // namespace
 
-void register_telemetry(DaemonContext& ctx, IoThread& io, const TelemetryInfo& info) {
+void register_telemetry(DaemonContext& ctx, IoThread& io, const ClientHub& hub, const TelemetryInfo& info) {
   g_ctx = &ctx;
   g_io = &io;
+  g_hub = &hub;
   g_info = info;
   rte_telemetry_register_cmd("/tob/info", cmd_info, "Cluster, node, schedule, port and clock of this dpdk-tob node");
   rte_telemetry_register_cmd("/tob/stats", cmd_stats, "All counters and histogram summaries of this dpdk-tob node");
@@ -200,6 +235,7 @@ void register_telemetry(DaemonContext& ctx, IoThread& io, const TelemetryInfo& i
   rte_telemetry_register_cmd("/tob/deliveries", cmd_deliveries,
                              "The latest deliveries with their payload's head. Parameter: a client id to filter");
   rte_telemetry_register_cmd("/tob/submit", cmd_submit, "Submit the parameter text as a message (client 1)");
+  rte_telemetry_register_cmd("/tob/clients", cmd_clients, "Applications attached through tob.h, per slot");
 }
 
 }  // namespace tob::dataplane

@@ -5,11 +5,13 @@
 //   /tob/histogram,<name>      percentiles of one timing histogram
 //   /tob/deliveries[,<client>] the latest deliveries with the head of their payload
 //   /tob/submit,<text>         submit <text> as a message of client 1 (demos and tests)
+//   /tob/clients               attached applications (include/tob.h): slot, pid, pending, ...
 // Callbacks run on the telemetry thread; they read seqlocks and atomics, never lcore state.
 #pragma once
 
 #include <string>
 
+#include "dataplane/client_hub.h"
 #include "dataplane/context.h"
 #include "dataplane/io_thread.h"
 
@@ -24,6 +26,6 @@ struct TelemetryInfo {  // static facts for /tob/info, filled at start-up
   std::string tx_methods;
 };
 
-void register_telemetry(DaemonContext& ctx, IoThread& io, const TelemetryInfo& info);
+void register_telemetry(DaemonContext& ctx, IoThread& io, const ClientHub& hub, const TelemetryInfo& info);
 
 }  // namespace tob::dataplane

@@ -30,19 +30,19 @@ bool fit_samples(std::span<const ClockSample> samples, TscFit& out) {
   return true;
 }
 
-int64_t TscClock::to_ns(uint64_t tsc) const {
-  const TscFit f = fit_.read();
+int64_t tsc_to_ns(const TscFit& f, const ClockKnobs& k, uint64_t tsc) {
   const double dt = static_cast<double>(static_cast<int64_t>(tsc - f.tsc0)) * f.ns_per_tick;
   const int64_t true_ns = f.ns0 + static_cast<int64_t>(std::llround(dt));
-  const double drift = drift_ppm_ * static_cast<double>(true_ns - f.ns0) / 1e6;
-  return true_ns + offset_ns_ + static_cast<int64_t>(std::llround(drift));
+  if (k.drift_ppm == 0) return true_ns + k.offset_ns;
+  const double drift = k.drift_ppm * static_cast<double>(true_ns - k.drift_ref_ns) / 1e6;
+  return true_ns + k.offset_ns + static_cast<int64_t>(std::llround(drift));
 }
 
-uint64_t TscClock::to_tsc(int64_t ns) const {
-  const TscFit f = fit_.read();
-  // Invert the knobs first: believed = true * (1 + d) + offset around ns0.
-  const double scale = 1.0 + drift_ppm_ / 1e6;
-  const double true_rel = static_cast<double>(ns - offset_ns_ - f.ns0) / scale;
+uint64_t ns_to_tsc(const TscFit& f, const ClockKnobs& k, int64_t ns) {
+  // Invert the knobs first: believed - ref = (true - ref) * (1 + d) + offset.
+  const double scale = 1.0 + k.drift_ppm / 1e6;
+  const double true_from_ref = static_cast<double>(ns - k.offset_ns - k.drift_ref_ns) / scale;
+  const double true_rel = true_from_ref + static_cast<double>(k.drift_ref_ns - f.ns0);
   const double ticks = true_rel / f.ns_per_tick;
   return f.tsc0 + static_cast<uint64_t>(static_cast<int64_t>(std::llround(ticks)));
 }

@@ -76,3 +76,21 @@ TEST_CASE("a real sample pairs a TSC value with the clock") {
   CHECK(b.tsc > a.tsc);  // invariant TSC on this platform (DESIGN §12)
   CHECK(b.ns >= a.ns);
 }
+
+TEST_CASE("drift accumulates from the first fit and survives re-fits without a jump") {
+  TscFit f;
+  REQUIRE(fit_samples(line(10), f));
+  TscClock skewed;
+  skewed.set_knobs(0, 100.0);
+  skewed.publish(f);
+  const uint64_t later = f.tsc0 + 2'500'000'000ull;  // about 1 s on the synthetic 2.5 GHz line
+  const int64_t before = skewed.to_ns(later);
+  // A re-fit centred on a later point of the same line: the believed time must not move.
+  TscFit refit = f;
+  refit.tsc0 = later;
+  refit.ns0 = f.ns0 + static_cast<int64_t>(std::llround(2'500'000'000.0 * f.ns_per_tick));
+  skewed.publish(refit);
+  CHECK(std::llabs(skewed.to_ns(later) - before) <= 2);
+  CHECK(std::llabs(static_cast<int64_t>(skewed.to_tsc(before) - later)) <= 3);
+  CHECK(skewed.knobs().drift_ref_ns == f.ns0);
+}

@@ -1,0 +1,114 @@
+/* dpdk-tob client API (DESIGN §1, §9): co-located DPDK applications submit messages to the
+ * node's total order broadcast and receive the cluster's deliveries through shared rings.
+ *
+ * The application is a DPDK secondary process of the node's dpdk-tob daemon: it calls
+ * rte_eal_init() with --proc-type=secondary and the daemon's --file-prefix, then tob_attach().
+ *
+ *   struct tob_client *c;
+ *   int rc = tob_attach("lab", NULL, &c);           // the cluster name of cluster.ini
+ *   if (rc < 0) fprintf(stderr, "%s\n", tob_strerror(rc));
+ *   tob_submit(c, "hello", 5);                       // -TOB_EAGAIN: try again later
+ *   struct tob_delivery d[32];
+ *   int n = tob_poll(c, d, 32);                      // the next deliveries, in total order
+ *   for (int i = 0; i < n; i++) {
+ *       tob_wait_release(c, &d[i]);                   // act at the same instant on every host
+ *       use(d[i].payload, d[i].length);
+ *   }
+ *   tob_detach(c);
+ *
+ * Every function is non-blocking except tob_attach and tob_detach (wait up to a second for the
+ * daemon) and tob_wait_release (waits for the release instant). One struct tob_client must be used by
+ * one thread at a time. All errors are negative TOB_E* values; tob_strerror() describes them.
+ */
+#ifndef TOB_H
+#define TOB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The shared-memory layout version this header was built for; tob_attach refuses a daemon
+ * with another one (TOB_EVERSION). */
+#define TOB_ABI_VERSION 1
+
+enum tob_error {
+  TOB_OK = 0,
+  TOB_EAGAIN = -11,        /* backpressure: the node's queue or rings are full, or this client
+                              lags behind its deliveries; nothing was taken, try again later */
+  TOB_EINVAL = -22,        /* a NULL pointer or an invalid argument */
+  TOB_ENODAEMON = -1000,   /* no dpdk-tob daemon runs under this file prefix (or it stopped) */
+  TOB_EVERSION = -1001,    /* the daemon speaks another TOB_ABI_VERSION */
+  TOB_ECLUSTER = -1002,    /* the daemon serves another cluster than the one named */
+  TOB_ENOSLOT = -1003,     /* every client slot of the daemon is taken */
+  TOB_ETOOLARGE = -1004,   /* payload larger than the cluster's [limits] payload_bytes */
+  TOB_EOVERRUN = -1005,    /* this client fell so far behind that deliveries it had not read
+                              are gone; it must detach (nothing was silently skipped) */
+  TOB_ETOOLATE = -1006,    /* resume position older than what the daemon still holds */
+  TOB_EDETACHED = -1007,   /* the client was detached (by tob_detach, or the daemon stopped) */
+  TOB_ENOEAL = -1008       /* rte_eal_init has not run in this process */
+};
+
+/* One delivered message. Identical on every node: seq, cycle, sender, client, msg_id,
+ * submit_ns, deliver_ns, release_ns and the payload. */
+struct tob_delivery {
+  uint64_t seq;            /* global sequence number: strictly increasing, the same on every
+                              node for the same message (not dense: turn * 4096 + index) */
+  int64_t cycle;           /* cycle (instance) in which the sender transmitted it */
+  uint64_t msg_id;         /* the sender node's id of the message */
+  int64_t submit_ns;       /* when the sender's application submitted it (global time) */
+  int64_t deliver_ns;      /* the membership point that delivered it (global time) */
+  int64_t release_ns;      /* absolute release instant, the same on every node (seed 001
+                              WRITE_WAIT/READ_WAIT): the end of the delivering cycle */
+  uint16_t sender;         /* sender node id */
+  uint16_t client;         /* client id on the sender node (tob_client_id) */
+  uint32_t length;         /* payload bytes */
+  const uint8_t *payload;  /* valid until the next tob_poll or tob_detach on this client */
+};
+
+struct tob_attach_options {
+  /* 0: deliveries from now on. Otherwise resume after this global sequence number (the seq of
+   * the last delivery the application handled before it detached): the daemon replays what it
+   * still holds (TOB_ETOOLATE when it does not hold that far back). */
+  uint64_t resume_after_seq;
+};
+
+struct tob_client_stats {
+  uint64_t submitted;      /* messages handed to the daemon */
+  uint64_t refused;        /* tob_submit calls answered TOB_EAGAIN */
+  uint64_t delivered;      /* deliveries returned by tob_poll */
+  uint64_t lagging_events; /* times the daemon flagged this client as lagging (backpressure) */
+  uint64_t pending;        /* deliveries the daemon holds for this client, not yet polled */
+  uint64_t last_seq;       /* seq of the last delivery returned */
+};
+
+struct tob_client;
+
+int tob_attach(const char *cluster_name, const struct tob_attach_options *options,
+               struct tob_client **out);
+int tob_detach(struct tob_client *client);
+/* Non-blocking. 0 when the message was taken: the daemon sends it in a coming slot of this
+ * node and every node delivers it once, in the same order (or reports it undelivered in its
+ * events when the node fails before confirming it). */
+int tob_submit(struct tob_client *client, const void *payload, size_t length);
+/* Up to max deliveries in total order (0 when none is ready); payload pointers stay valid
+ * until the next tob_poll. A negative value is an error (TOB_EOVERRUN, TOB_EDETACHED...). */
+int tob_poll(struct tob_client *client, struct tob_delivery *out, unsigned max);
+/* Waits until the delivery's release instant: sleeps through all but the last 300 us, then
+ * spins on the TSC. Returns how late it woke (ns, >= 0; large when the call came after the
+ * instant). Run the thread SCHED_FIFO for the tightest wake-ups. */
+int64_t tob_wait_release(struct tob_client *client, const struct tob_delivery *delivery);
+/* Global time now, as the daemon's calibrated TSC sees it. */
+int64_t tob_now_ns(struct tob_client *client);
+uint16_t tob_client_id(const struct tob_client *client);
+uint16_t tob_node_id(const struct tob_client *client);
+int tob_get_stats(const struct tob_client *client, struct tob_client_stats *out);
+const char *tob_strerror(int error);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TOB_H */
