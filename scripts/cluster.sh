@@ -22,6 +22,7 @@
 #   TOB_LCORES_K []               EAL --lcores of node K only (e.g. "0@1" pins it to CPU 1)
 #   TOB_DAEMON_ARGS []            extra daemon options for every node, e.g. "--gen-rate 50"
 #   TOB_NODE_ARGS_K []            extra daemon options for node K only
+#   TOB_CLUSTER_EXTRA []          extra lines appended to the generated cluster.ini's [cluster]
 #   TOB_CONFIG_EXTRA []           extra lines appended to the generated cluster.ini's [timing]
 #   TOB_CONFIG_TAIL []            extra sections appended to it, e.g. "[clients]\nring = 64"
 #   TOB_BUILD_DIR [repo/build]
@@ -90,6 +91,7 @@ write_config() {
     echo "nodes = $n"
     echo "order = mars"
     echo "multicast_mac = 01:1b:19:00:00:00"
+    [ -z "${TOB_CLUSTER_EXTRA:-}" ] || printf '%b\n' "$TOB_CLUSTER_EXTRA"
     echo
     echo "[timing]"
     echo "clock = tai"

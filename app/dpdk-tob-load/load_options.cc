@@ -103,6 +103,14 @@ core::Result<LoadOptions> parse_load_options(const std::vector<std::string>& arg
       err = num(0, 1e6, o.reattach_at_s);
     } else if (a == "--noise-mbps") {
       err = num(0.001, 100000, o.noise_mbps);
+    } else if (a == "--noise-dst") {
+      auto v = value();
+      unsigned b[6];
+      char tail = 0;
+      if (!v || std::sscanf(v->c_str(), "%2x:%2x:%2x:%2x:%2x:%2x%c", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &tail) != 6)
+        err = a + ": expected a MAC address like 02:00:00:00:00:01";
+      else
+        for (int k = 0; k < 6; ++k) o.noise_dst[k] = static_cast<uint8_t>(b[k]);
     } else if (a == "--noise-frame") {
       if (!(err = num(60, 9000, d))) o.noise_frame_bytes = static_cast<uint32_t>(d);
     } else if (a == "--port") {
@@ -150,6 +158,7 @@ std::string load_help(const char* p) {
          "noise mode (a DPDK primary with its own port; frames flood the bridge):\n"
          "  --noise --noise-mbps M   best-effort frames at M Mbit/s (Ethernet frame bits)\n"
          "  --noise-frame B          frame size, 60..9000 (default 1500)\n"
+         "  --noise-dst MAC          destination (default broadcast: the bridge floods every port)\n"
          "  --port ID                DPDK port (default 0)\n"
          "  --duration S             seconds (required)\n";
 }

@@ -41,6 +41,7 @@ struct LoadOptions {
   // Noise mode.
   double noise_mbps = 0;
   uint32_t noise_frame_bytes = 1500;
+  uint8_t noise_dst[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};  // broadcast unless --noise-dst
   uint16_t port_id = 0;
   bool help = false;
 };

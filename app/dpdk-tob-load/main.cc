@@ -296,8 +296,8 @@ int run_noise(const LoadOptions& o) {
     std::fprintf(stderr, "dpdk-tob-load --noise: port set-up failed: %s\n", rte_strerror(rte_errno));
     return 1;
   }
-  // Best-effort frames to the broadcast address: the bridge floods them to every port, loading
-  // each node's link. EtherType 0x88B6 (IEEE local experimental): the daemons drop them as foreign.
+  // Best-effort frames (EtherType 0x88B6, IEEE local experimental: the daemons drop them as
+  // foreign) to --noise-dst: broadcast floods every port of a bridge, a node's MAC loads its link.
   const double hz = static_cast<double>(rte_get_tsc_hz());
   const double bits = o.noise_frame_bytes * 8.0;
   const double ticks_per_frame = hz * bits / (o.noise_mbps * 1e6);
@@ -327,7 +327,7 @@ int run_noise(const LoadOptions& o) {
     }
     for (unsigned i = 0; i < due; ++i) {
       auto* p = reinterpret_cast<uint8_t*>(rte_pktmbuf_append(burst[i], static_cast<uint16_t>(o.noise_frame_bytes)));
-      std::memset(p, 0xff, 6);
+      std::memcpy(p, o.noise_dst, 6);
       const uint8_t src[6] = {0x02, 0, 0, 0, 0, 0xfe};
       std::memcpy(p + 6, src, 6);
       p[12] = 0x88;

@@ -1,0 +1,89 @@
+#!/usr/bin/env python3
+"""Throughput vs latency of dpdk-tob on the netns cluster: every node runs dpdk-tob-load at the
+same offered rate (64-byte messages, Poisson); each step measures the delivered rate (messages
+per second delivered at node 0, i.e. the cluster's total order) and the submit-to-delivery
+latency at every node. Above the knee the nodes' queues fill: submissions meet backpressure
+(refused, retried) and latency grows with the queue, never with losses.
+
+    throughput_sweep.py [--rates 25,100,...] [--seconds S] [--cycle-ns C] [--series NAME]
+
+Appends to OUT/sweep.json (plot: /usr/bin/python3 scripts/plot.py throughput OUT).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "scripts"))
+from tobclient import cluster, telemetry, wait_for  # noqa: E402
+
+BUILD = Path(os.environ.get("TOB_BUILD_DIR", REPO / "build"))
+LOAD = BUILD / "app/dpdk-tob-load/dpdk-tob-load"
+NODES = 4
+
+
+def step(rate: float, args: argparse.Namespace, out: Path) -> dict:
+    procs = []
+    for k in range(NODES):
+        cmd = ["ip", "netns", "exec", f"tob-n{k}", str(LOAD), "--proc-type=secondary", f"--file-prefix=tob-node{k}",
+               "--no-pci", "--log-level=lib.eal:error", "--", "--cluster", "netns", "--rate", str(rate),
+               "--pattern", "poisson", "--size", "64", "--seed", str(k + 1), "--duration", str(args.seconds),
+               "--drain", "3", "--progress", "0", "--summary", str(out / f"{args.series}-{rate:g}-node{k}.json")]
+        procs.append(subprocess.Popen(cmd, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT))
+    for p in procs:
+        p.communicate(timeout=args.seconds + 120)
+    s = [json.loads((out / f"{args.series}-{rate:g}-node{k}.json").read_text()) for k in range(NODES)]
+    return {"series": args.series, "offered_per_node": rate, "offered_total": rate * NODES,
+            "submitted": sum(x["submitted"] for x in s), "refused": sum(x["refused"] for x in s),
+            "throughput_msgs_s": s[0]["delivered"] / (args.seconds + 3),
+            "p50_ms": max(x["latency_ns"]["p50"] for x in s) / 1e6,
+            "p99_ms": max(x["latency_ns"]["p99"] for x in s) / 1e6,
+            "max_ms": max(x["latency_ns"]["max"] for x in s) / 1e6,
+            "errors": [x["error"] for x in s if x["error"] != 0]}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rates", default="25,100,200,300,400,600,1000")
+    ap.add_argument("--seconds", type=float, default=15)
+    ap.add_argument("--cycle-ns", type=int, default=40_000_000)
+    ap.add_argument("--series", default="mars")
+    ap.add_argument("--daemon-args", default="")
+    ap.add_argument("--out", default="/tmp/dpdk-tob-throughput")
+    args = ap.parse_args()
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ, TOB_RUN_DIR=str(out / "run"), TOB_CYCLE_NS=str(args.cycle_ns), TOB_BUILD_DIR=str(BUILD),
+               TOB_DAEMON_ARGS=args.daemon_args, TOB_STATUS_INTERVAL="10")
+    sweep_path = out / "sweep.json"
+    rows = json.loads(sweep_path.read_text()) if sweep_path.exists() else []
+    cluster(env, "down", check=False)
+    cluster(env, "up", str(NODES))
+    try:
+        if not wait_for(lambda: all(telemetry(k, "/tob/membership")["members"] == list(range(NODES))
+                                    for k in range(NODES)), 60):
+            print("the cluster did not form")
+            return 1
+        for rate in (float(x) for x in args.rates.split(",")):
+            r = step(rate, args, out)
+            rows.append(r)
+            sweep_path.write_text(json.dumps(rows, indent=1))
+            print(f"{args.series}: offered {r['offered_total']:.0f}/s -> delivered {r['throughput_msgs_s']:.0f}/s, "
+                  f"latency p50 {r['p50_ms']:.1f} ms p99 {r['p99_ms']:.1f} ms max {r['max_ms']:.1f} ms, "
+                  f"refused {r['refused']}", flush=True)
+        stats = [telemetry(k, "/tob/stats") for k in range(NODES)]
+        print("timing failures during the sweep:", sum(s["rx_early"] + s["rx_late"] + s["tx_missed"] for s in stats),
+              "membership changes:", sum(s["node_removals"] + s["node_self_shutdowns"] for s in stats))
+    finally:
+        cluster(env, "down", check=False)
+    print(f"appended to {sweep_path}; plot with: /usr/bin/python3 scripts/plot.py throughput {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,143 @@
+#!/usr/bin/python3
+"""Plots dpdk-tob experiment results as PNG (matplotlib from Debian's python3-matplotlib).
+
+    scripts/plot.py latency DIR      DIR from perf/latency_experiment.py: latency CDFs and
+                                     histograms per scenario, node 0's arrival offsets
+    scripts/plot.py throughput DIR   DIR from perf/throughput_sweep.py: throughput vs latency
+    scripts/plot.py csv FILE...      dpdk-tob-load --out files: one latency CDF per file
+
+Writes the PNGs next to the data (or to --out DIR) and prints their paths.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import sys
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+
+def latencies_ms(path: Path) -> list[float]:
+    """Submit -> received latency of dpdk-tob-load's own messages in one --out CSV."""
+    out = []
+    with path.open() as f:
+        for r in csv.DictReader(f):
+            if int(r["load_node"]) >= 0:
+                out.append((int(r["received_ns"]) - int(r["submit_ns"])) / 1e6)
+    return out
+
+
+def cdf(ax, values: list[float], label: str) -> None:
+    if not values:
+        return
+    v = sorted(values)
+    n = len(v)
+    ax.plot(v, [(i + 1) / n for i in range(n)], label=label)
+
+
+def plot_latency(d: Path, out: Path) -> list[Path]:
+    results = json.loads((d / "results.json").read_text())
+    written = []
+    fig, ax = plt.subplots(figsize=(8, 5))
+    fig2, axes = plt.subplots(len(results), 1, figsize=(8, 2.2 * len(results)), sharex=True, squeeze=False)
+    for i, r in enumerate(results):
+        name = r["scenario"]
+        values: list[float] = []
+        for f in sorted(d.glob(f"{name}-node*.csv")):
+            values += latencies_ms(f)
+        label = f"{r['transport']}, noise {r.get('noise_percent', r['noise_mbps'])}%"
+        cdf(ax, values, label)
+        a = axes[i][0]
+        a.hist(values, bins=100, color=f"C{i}")
+        a.set_ylabel("messages")
+        a.set_title(label, fontsize=9)
+    ax.set_xlabel("submit to delivery at the application (ms)")
+    ax.set_ylabel("fraction of deliveries")
+    ax.set_title("dpdk-tob delivery latency, 4 nodes, all nodes' deliveries")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    p = out / "latency-cdf.png"
+    fig.savefig(p, dpi=110, bbox_inches="tight")
+    written.append(p)
+    axes[-1][0].set_xlabel("submit to delivery (ms)")
+    fig2.tight_layout()
+    p = out / "latency-hist.png"
+    fig2.savefig(p, dpi=110, bbox_inches="tight")
+    written.append(p)
+    # Node 0's arrival offsets: the queueing on the loaded link.
+    fig3, ax3 = plt.subplots(figsize=(8, 4))
+    names = [f"{r['transport']}\n{r.get('noise_percent', r['noise_mbps'])}%" for r in results]
+    p50 = [r.get("node0_arrival_ns", {}).get("p50_ns", 0) / 1e3 for r in results]
+    p99 = [r.get("node0_arrival_ns", {}).get("p99_ns", 0) / 1e3 for r in results]
+    x = range(len(results))
+    ax3.bar([i - 0.2 for i in x], p50, width=0.4, label="p50")
+    ax3.bar([i + 0.2 for i in x], p99, width=0.4, label="p99")
+    ax3.set_xticks(list(x), names, fontsize=8)
+    ax3.set_ylabel("arrival offset at node 0 (us)")
+    ax3.set_title("one-way delay + queueing on the loaded link (node 0)")
+    ax3.legend()
+    ax3.grid(True, axis="y", alpha=0.3)
+    p = out / "arrival-node0.png"
+    fig3.savefig(p, dpi=110, bbox_inches="tight")
+    written.append(p)
+    return written
+
+
+def plot_throughput(d: Path, out: Path) -> list[Path]:
+    rows = json.loads((d / "sweep.json").read_text())
+    fig, ax = plt.subplots(figsize=(8, 5))
+    for series in sorted({r["series"] for r in rows}):
+        pts = sorted((r["throughput_msgs_s"], r["p50_ms"], r["p99_ms"]) for r in rows if r["series"] == series)
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=f"{series} p50")
+        ax.plot([p[0] for p in pts], [p[2] for p in pts], marker="x", linestyle="--", label=f"{series} p99")
+    ax.set_xlabel("delivered messages per second (cluster total)")
+    ax.set_ylabel("latency (ms)")
+    ax.set_yscale("log")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    ax.set_title("dpdk-tob throughput vs latency")
+    p = out / "throughput-latency.png"
+    fig.savefig(p, dpi=110, bbox_inches="tight")
+    return [p]
+
+
+def plot_csv(files: list[Path], out: Path) -> list[Path]:
+    fig, ax = plt.subplots(figsize=(8, 5))
+    for f in files:
+        cdf(ax, latencies_ms(f), f.stem)
+    ax.set_xlabel("latency (ms)")
+    ax.set_ylabel("fraction")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    p = out / "latency-cdf.png"
+    fig.savefig(p, dpi=110, bbox_inches="tight")
+    return [p]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("kind", choices=["latency", "throughput", "csv"])
+    ap.add_argument("paths", nargs="+", type=Path)
+    ap.add_argument("--out", type=Path)
+    a = ap.parse_args()
+    try:
+        if a.kind == "csv":
+            written = plot_csv(a.paths, a.out or a.paths[0].parent)
+        else:
+            d = a.paths[0]
+            written = (plot_latency if a.kind == "latency" else plot_throughput)(d, a.out or d)
+    except (OSError, KeyError, ValueError) as e:
+        print(f"plot: {e}", file=sys.stderr)
+        return 1
+    for p in written:
+        print(p)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
