@@ -129,3 +129,21 @@ def common_window(seqs: list[list[Msg]]) -> tuple[list[list[Msg]], str]:
                     return slices, f"sequence {k} differs from sequence 0 at position {i}: {b} vs {a}"
             return slices, f"sequence {k} has {len(s)} messages in the common window, sequence 0 has {len(slices[0])}"
     return slices, ""
+
+
+def order_conflicts(seqs: list[list[Msg]]) -> str:
+    """Total order and integrity without assuming every node delivered everything (a node that
+    left the membership for a while misses what was delivered meanwhile): no node delivers a
+    message twice, and any two nodes deliver their common messages in the same relative order.
+    Returns "" or a description of the first conflict."""
+    for k, s in enumerate(seqs):
+        if len(set(s)) != len(s):
+            return f"sequence {k} delivers a message twice"
+    for a in range(len(seqs)):
+        pos = {m: i for i, m in enumerate(seqs[a])}
+        for b in range(a + 1, len(seqs)):
+            common = [pos[m] for m in seqs[b] if m in pos]
+            for x, y in zip(common, common[1:]):
+                if x >= y:
+                    return f"sequences {a} and {b} deliver common messages in different orders"
+    return ""
