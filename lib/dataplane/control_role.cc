@@ -239,8 +239,19 @@ void ControlRole::publish_status(int64_t now_ns) {
 void ControlRole::stop() {
   if (stopped_) return;
   stopped_ = true;
-  if (held_ != nullptr) rte_mempool_put(ctx_.msg_pool, held_);
+  // Submissions the node never took: counted (and their clients were told nothing more than
+  // "queued"), never silently dropped from the statistics.
+  uint64_t abandoned = 0;
+  if (held_ != nullptr) {
+    rte_mempool_put(ctx_.msg_pool, held_);
+    ++abandoned;
+  }
   held_ = nullptr;
+  for (void* m = nullptr; rte_ring_dequeue(ctx_.submit_ring, &m) == 0;) {
+    rte_mempool_put(ctx_.msg_pool, m);
+    ++abandoned;
+  }
+  ctx_.control.submit_abandoned.add(abandoned);
   node_.stop();
   hub_.stop();
   publish_status(ctx_.clock.to_ns(__rdtsc()));

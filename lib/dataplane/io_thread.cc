@@ -139,8 +139,8 @@ std::string IoThread::status_line() const {
   for (int k = 1; k < core::kFrameVerdictCount; ++k) rejected += s.counters.frames_rx[k];
   rejected -= duplicates;
   const RxStats& rx = ctx_.rx;
-  const uint64_t dropped = rx.other_ethertype.get() + rx.wrong_vlan.get() + rx.runt.get() + rx.wrong_cluster.get() +
-                           rx.unknown_sender.get() + rx.ring_full.get();
+  const uint64_t foreign = rx.other_ethertype.get() + rx.wrong_vlan.get() + rx.runt.get() + rx.wrong_cluster.get() +
+                           rx.unknown_sender.get();
   uint64_t bad = 0;
   for (int k = 1; k < core::kDecodeErrorCount; ++k) bad += rx.decode_error[k].get();
   std::string tx_err;
@@ -156,10 +156,11 @@ std::string IoThread::status_line() const {
   char buf[512];
   std::snprintf(buf, sizeof buf,
                 "node %u cycle %" PRId64 " %s members %s | rx ok %" PRIu64 " dup %" PRIu64 " rejected %" PRIu64 " early %" PRIu64
-                " late %" PRIu64 " malformed %" PRIu64 " foreign %" PRIu64 " | tx %" PRIu64 " late %" PRIu64
+                " late %" PRIu64 " malformed %" PRIu64 " foreign %" PRIu64 " overflow %" PRIu64 " | tx %" PRIu64 " late %" PRIu64
                 " missed %" PRIu64 " |%s | msgs queued %" PRIu64 " delivered %" PRIu64 " latency p50 %s p99 %s us",
                 static_cast<unsigned>(s.self), s.cycle, core::to_string(s.state), members_text(s.members).c_str(),
-                s.counters.frames_rx[0], duplicates, rejected, rx.early.get(), rx.late.get(), bad, dropped, ctx_.tx.frames.get(),
+                s.counters.frames_rx[0], duplicates, rejected, rx.early.get(), rx.late.get(), bad, foreign, rx.ring_full.get(),
+                ctx_.tx.frames.get(),
                 ctx_.tx.late.get(), ctx_.tx.missed.get(), tx_err.c_str(), s.queued, s.counters.msgs_delivered,
                 micros(lat.p50).c_str(), micros(lat.p99).c_str());
   return buf;

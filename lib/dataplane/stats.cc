@@ -114,6 +114,7 @@ void visit_stats(const StatsSources& s, StatsVisitor& v) {
   v.u64("control_submitted", s.control.submitted.get());
   v.u64("control_submit_backpressure", s.control.submit_backpressure.get());
   v.u64("control_submit_too_large", s.control.submit_too_large.get());
+  v.u64("control_submit_abandoned", s.control.submit_abandoned.get());
   v.u64("control_generated", s.control.generated.get());
   v.u64("control_watermark_waits", s.control.watermark_waits.get());
   v.u64("control_watermark_timeouts", s.control.watermark_timeouts.get());

@@ -62,6 +62,7 @@ struct ControlStats {  // the control role
   Counter submitted;
   Counter submit_backpressure;
   Counter submit_too_large;
+  Counter submit_abandoned;   // submitted but not taken by the node when it stopped
   Counter generated;
   Counter watermark_waits;    // turns held back until the RX role caught up
   Counter watermark_timeouts; // ... and given up on (the RX role stalled)
