@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "sim/checker.h"
+#include "sim/otfp_checker.h"
 #include "sim/simulator.h"
 
 namespace {
@@ -21,11 +22,17 @@ using tob::sim::Scenario;
 const char* kUsage = R"(usage: tob-sim [options]
 
 Runs an N-node dpdk-tob cluster in the deterministic simulator (virtual time, one seed) and
-checks validity, uniform agreement, integrity, total order, FIFO, membership agreement,
-failure detection within two cycles and delivery within one cycle.
+checks its properties. mars: validity, uniform agreement, integrity, total order, FIFO,
+membership agreement, failure detection within two cycles and delivery within one cycle.
+otfp: validity, integrity, total order, agreement, exactly-once, and (failure-free runs)
+delivery within kappa + 1 cycles.
 
 cluster
-  --order ENGINE          ordering engine: mars (default)
+  --order ENGINE          ordering engine: mars (default) or otfp
+  --kappa K               otfp: votes of instance i in cycle i + K (default 2)
+  --window W              otfp: undecided instances before proposers hold back (default 32)
+  --torn-tail P           otfp: a crash loses the log records no sent frame used, with
+                          probability P (a torn write; default 0)
   --nodes N               cluster size, 3..64 (default 4)
   --cycles C              cycles to simulate (default 200)
   --cycle-ns NS           cycle length (default N x 250000)
@@ -48,6 +55,8 @@ faults
                           most): crash+restart, send/receive omission, corruption, late frame;
                           R = probability per cycle (default 0)
   --no-crashes            random faults without crashes
+  --fault-spacing C       at least C cycles between random faults (default 3: the mars fault
+                          hypothesis; 1 lets two crashes come within two cycles)
   --crash N@C[+R]         crash node N at the start of cycle C, restart R cycles later
   --fault KIND:N[:P]@C    explicit fault in cycle C: send-omission:N, receive-omission:N:P
                           (N misses P's frame), corrupt:N:P, late-frame:N:P, link-down:N:P
@@ -182,9 +191,13 @@ Options parse(int argc, char** argv) {
     const char* v = argv[++i];
     const char* f = flag.c_str();
     if (flag == "--order") {
-      if (std::strcmp(v, "mars") != 0)
-        usage_error(std::string("--order: unknown ordering engine '") + v + "' (available: mars)");
-    } else if (flag == "--nodes") s.nodes = static_cast<int>(parse_int(f, v, 3, 64));
+      if (std::strcmp(v, "mars") == 0) s.order = tob::core::Order::mars;
+      else if (std::strcmp(v, "otfp") == 0) s.order = tob::core::Order::otfp;
+      else usage_error(std::string("--order: unknown ordering engine '") + v + "' (available: mars, otfp)");
+    } else if (flag == "--kappa") s.node_template.kappa = static_cast<int>(parse_int(f, v, 1, 16));
+    else if (flag == "--window") s.node_template.otfp_window = static_cast<int>(parse_int(f, v, 4, 64));
+    else if (flag == "--torn-tail") s.torn_tail = parse_prob(f, v);
+    else if (flag == "--nodes") s.nodes = static_cast<int>(parse_int(f, v, 3, 64));
     else if (flag == "--cycles") s.cycles = parse_int(f, v, 1, 100'000'000);
     else if (flag == "--cycle-ns") { s.cycle_ns = parse_int(f, v, 1000, 10'000'000'000); o.cycle_ns_set = true; }
     else if (flag == "--seed") s.seed = static_cast<uint64_t>(parse_int(f, v, 0, INT64_MAX));
@@ -201,6 +214,7 @@ Options parse(int argc, char** argv) {
     else if (flag == "--clock-offset-ns") s.clock_offset_ns_max = parse_int(f, v, 0, 1'000'000'000);
     else if (flag == "--stagger-ns") s.start_stagger_ns = parse_int(f, v, 0, 100'000'000'000);
     else if (flag == "--fault-rate") s.fault_rate = parse_prob(f, v);
+    else if (flag == "--fault-spacing") s.fault_spacing_cycles = parse_int(f, v, 1, 1'000'000);
     else if (flag == "--crash") s.faults.push_back(parse_crash(v));
     else if (flag == "--fault") faults.push_back(v);
     else if (flag == "--link-down-cycles") link_down_cycles = parse_int(f, v, 1, INT64_MAX / 2);
@@ -276,7 +290,13 @@ int main(int argc, char** argv) {
     sim.value().run();
     if (trace != nullptr) std::fclose(trace);
     const tob::sim::Records& rec = sim.value().records();
-    const auto report = tob::sim::check(sim.value().schedule(), rec, 2 * s.clock_offset_ns_max);
+    const bool otfp = s.order == tob::core::Order::otfp;
+    tob::sim::OtfpCheckParams op;
+    op.kappa = s.node_template.kappa;
+    op.tolerance_ns = 2 * s.clock_offset_ns_max + s.delay_ns + s.jitter_ns;
+    op.failure_free = s.loss == 0 && s.burst == 0 && s.fault_rate == 0 && s.faults.empty() && s.corrupt == 0;
+    const auto report = otfp ? tob::sim::check_otfp(sim.value().schedule(), rec, op)
+                             : tob::sim::check(sim.value().schedule(), rec, 2 * s.clock_offset_ns_max);
     if (!o.deliveries.empty()) write_deliveries(o.deliveries, rec);
 
     if (o.seeds > 1) {
@@ -295,8 +315,8 @@ int main(int argc, char** argv) {
       uint64_t shutdowns_by_reason[16] = {};
       for (const auto& e : rec.events)
         if (e.event.kind == tob::core::EventKind::self_shutdown) ++shutdowns_by_reason[static_cast<int>(e.event.reason)];
-      std::printf("tob-sim: mars, %d nodes, %" PRId64 " cycles of %" PRId64 " ns, seed %" PRIu64 "\n", s.nodes,
-                  s.cycles, s.cycle_ns, s.seed);
+      std::printf("tob-sim: %s, %d nodes, %" PRId64 " cycles of %" PRId64 " ns, seed %" PRIu64 "\n",
+                  tob::core::to_string(s.order), s.nodes, s.cycles, s.cycle_ns, s.seed);
       std::printf("network: delay %" PRId64 " ns + jitter %" PRId64 " ns, loss %g, burst %g, dup %g, corrupt %g\n",
                   s.delay_ns, s.jitter_ns, s.loss, s.burst, s.dup, s.corrupt);
       std::printf("frames: %" PRIu64 " sent, %" PRIu64 " copies lost, %" PRIu64 " corrupted (%" PRIu64
@@ -312,6 +332,18 @@ int main(int argc, char** argv) {
       std::printf("messages: %" PRIu64 " submitted, %" PRIu64 " refused (backpressure), %" PRIu64 " sent, %" PRIu64
                   " delivered (%" PRIu64 " deliveries), %" PRIu64 " reported undelivered\n",
                   submitted, refused, st.sent, st.messages_delivered, st.deliveries, st.undelivered);
+      if (otfp) {
+        const auto& t = rec.engine_totals;
+        std::printf("otfp: %" PRIu64 " instance decisions (%" PRIu64 " fast, %" PRIu64 " recovered: %.3f%%), %" PRIu64
+                    " collisions, %" PRIu64 " activations, %" PRIu64 " retransmissions asked / %" PRIu64
+                    " served, %" PRIu64 " tempo holds, window max %" PRIu64 ", %" PRIu64 " gaps, %" PRIu64
+                    " torn log tails\n",
+                    t.instances_decided, t.instances_fast, t.instances_recovered,
+                    t.instances_decided == 0 ? 0.0 : 100.0 * static_cast<double>(t.instances_recovered) /
+                                                        static_cast<double>(t.instances_decided),
+                    t.collisions, t.activations, t.retransmit_requests, t.retransmit_served, t.tempo_holds,
+                    t.window_max, t.gaps, rec.torn_tails);
+      }
       std::printf("membership: %" PRIu64 " admissions, %" PRIu64 " removals, %" PRIu64 " self-shutdowns",
                   st.admissions, st.removals, st.self_shutdowns);
       bool first = true;
@@ -326,7 +358,7 @@ int main(int argc, char** argv) {
         std::printf("failure detection: worst %.3f cycles over %d checks\n",
                     static_cast<double>(st.detection_cycles_max_x1000) / 1000.0, st.failures_checked);
       std::printf("properties:\n");
-      for (const auto& name : tob::sim::property_names()) {
+      for (const auto& name : otfp ? tob::sim::otfp_property_names() : tob::sim::property_names()) {
         uint64_t count = 0;
         for (const auto& v : report.violations) count += v.property == name ? 1 : 0;
         std::printf("  %-26s %s\n", name.c_str(), count == 0 ? "ok" : "VIOLATED");

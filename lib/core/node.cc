@@ -43,6 +43,7 @@ const char* to_string(EventKind k) {
     case EventKind::suspicion_raised: return "suspicion-raised";
     case EventKind::suspicion_cleared: return "suspicion-cleared";
     case EventKind::rejoin_started: return "rejoin-started";
+    case EventKind::instances_skipped: return "instances-skipped";
   }
   return "unknown";
 }
@@ -95,6 +96,8 @@ Result<bool> NodeConfig::validate() const {
   if (rejoin_silence_cycles < 2)
     return Error{"rejoin silence must be at least two cycles (seed 000 §5.3.2)"};
   if (stall_limit_ns < 0) return Error{"stall limit must not be negative"};
+  if (kappa < 1 || kappa > 16) return Error{"kappa must be 1..16 cycles"};
+  if (otfp_window < 4 || otfp_window > 64) return Error{"the otfp window must be 4..64 instances"};
   return true;
 }
 
@@ -133,6 +136,7 @@ void Node::clear_if_taken() {
   actions_.deliveries.clear();
   actions_.events.clear();
   actions_.undelivered.clear();
+  actions_.persist.clear();
   taken_ = false;
 }
 
@@ -406,8 +410,9 @@ void Node::deliver_message(const Turn& t, NodeId n) {
   BatchReader reader(message_buffer(n, m->cycle).first(m->bytes));
   TOB_ASSERT(actions_.deliveries.size() + m->count <= deliveries_max_);
   for (AppMessage am; reader.next(am);) {
-    actions_.deliveries.push_back(
-        {n, m->cycle, t.seq, t.membership_point_ns, am.msg_id, am.submit_ns, am.client, am.payload});
+    // Release: the end of the cycle of the delivering membership point (every node delivered it).
+    actions_.deliveries.push_back({n, m->cycle, t.seq, t.membership_point_ns, am.msg_id, am.submit_ns, am.client,
+                                   am.payload, sched_.cycle_start_ns(t.cycle + 1)});
   }
   counters_.msgs_delivered += m->count;
   if (n == self_) {

@@ -34,6 +34,8 @@ struct NodeConfig {
   size_t batch_msgs_max = 64;           // messages carried in one slot
   int two_member_wait_cycles = 8;       // seed 000 §6.2.1: bounded two-member membership
   int rejoin_silence_cycles = 2;        // seed 000 §5.3.2: silent this long before rejoining
+  int kappa = 2;                        // otfp: votes for instance i travel in cycle i + kappa
+  int otfp_window = 32;                 // otfp: undecided instances before proposers hold back
   bool rejoin_after_shutdown = true;    // a self-checking node restarts after shutting down
   int64_t stall_limit_ns = 0;           // 0: one cycle. Longer gaps between calls = timing failure
   uint64_t first_msg_id = 0;            // msg ids count up from here (continue across restarts)
@@ -63,6 +65,7 @@ enum class EventKind : uint8_t {
   suspicion_raised,
   suspicion_cleared,
   rejoin_started,      // listening again after the silence
+  instances_skipped,   // otfp: fell further behind than the peers keep; delivery resumes later
 };
 const char* to_string(EventKind k);
 
@@ -92,6 +95,7 @@ struct Delivery {
   int64_t submit_ns;
   uint16_t client;
   std::span<const uint8_t> payload;
+  int64_t release_ns;  // the same on every node: when applications may act on it (tob.h)
 };
 
 // Own messages that left the node in a slot frame but were not delivered by it. Reason
@@ -109,8 +113,10 @@ struct Actions {
   std::vector<Delivery> deliveries;
   std::vector<MembershipEvent> events;
   std::vector<Undelivered> undelivered;
+  // otfp: acceptor log records to append (and sync) before any frame of `tx` leaves the node.
+  std::vector<uint8_t> persist;
   bool empty() const {
-    return tx.empty() && deliveries.empty() && events.empty() && undelivered.empty();
+    return tx.empty() && deliveries.empty() && events.empty() && undelivered.empty() && persist.empty();
   }
 };
 
@@ -141,6 +147,19 @@ struct NodeCounters {
   uint64_t self_shutdowns = 0;
   uint64_t suspicions = 0;
   uint64_t events_dropped = 0;  // membership events beyond the per-call bound
+  // otfp only (docs/protocol-otfp.md); zero under mars.
+  uint64_t instances_decided = 0;
+  uint64_t instances_fast = 0;        // decided in the fast ballot
+  uint64_t instances_recovered = 0;   // decided in a classic ballot (collision or stuck)
+  uint64_t collisions = 0;            // fast ballots without a fast quorum for one value
+  uint64_t activations = 0;           // rounds this node started as coordinator
+  uint64_t retransmit_requests = 0;   // batches this node asked for
+  uint64_t retransmit_served = 0;     // batches this node sent again
+  uint64_t tempo_holds = 0;           // own slots without a batch: the undecided window was full
+  uint64_t duplicates_dropped = 0;    // messages already delivered, seen again
+  uint64_t window_max = 0;            // most undecided instances at once
+  uint64_t gaps = 0;                  // instances skipped: fell further behind than peers keep
+  uint64_t persist_records = 0;       // acceptor log records emitted
 };
 
 enum class SelfState : uint8_t {

@@ -53,20 +53,18 @@ SubmitStatus SubmitQueue::push(uint16_t client, std::span<const uint8_t> payload
   return SubmitStatus::ok;
 }
 
-AppMessage SubmitQueue::next_unsent() const {
-  TOB_ASSERT(in_flight_ < count_);
-  const Entry& e = entries_[(head_ + in_flight_) % entries_.size()];
-  return {e.msg_id, e.submit_ns, e.client, std::span<const uint8_t>(bytes_.data() + e.offset, e.length)};
-}
+AppMessage SubmitQueue::next_unsent() const { return at(in_flight_); }
 
 void SubmitQueue::ack_in_flight(size_t n) {
   TOB_ASSERT(n <= in_flight_);
   for (size_t k = 0; k < n; ++k) pop();
 }
 
-AppMessage SubmitQueue::front() const {
-  TOB_ASSERT(count_ > 0);
-  const Entry& e = entries_[head_];
+AppMessage SubmitQueue::front() const { return at(0); }
+
+AppMessage SubmitQueue::at(size_t k) const {
+  TOB_ASSERT(k < count_);
+  const Entry& e = entries_[(head_ + k) % entries_.size()];
   return {e.msg_id, e.submit_ns, e.client, std::span<const uint8_t>(bytes_.data() + e.offset, e.length)};
 }
 

@@ -25,6 +25,8 @@ class SubmitQueue {
   size_t payload_bytes() const { return payload_bytes_; }
   // Oldest message; its payload stays valid until pop().
   AppMessage front() const;
+  // The k-th oldest message (k < size()).
+  AppMessage at(size_t k) const;
   void pop();
 
   // Send cursor: messages stay queued while in flight, so a batch whose fate is decided

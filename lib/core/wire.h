@@ -51,6 +51,11 @@ enum class SectionType : uint8_t {
   ic_round = 6,
   clock_sync = 7,
   membership = 8,  // join/state transfer: the sender's member set
+  otfp_phase1a = 9,
+  otfp_phase1b = 10,
+  otfp_any = 11,
+  otfp_state = 12,
+  otfp_decided = 13,
 };
 
 struct FrameHeader {

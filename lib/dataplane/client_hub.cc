@@ -80,7 +80,7 @@ uint64_t ClientHub::global_seq(const core::Delivery& d, uint16_t index) {
   return static_cast<uint64_t>(d.turn_seq) * kSeqPerTurn + index;
 }
 
-void ClientHub::record(const core::Delivery& d, const core::Schedule& schedule) {
+void ClientHub::record(const core::Delivery& d) {
   if (d.turn_seq != last_turn_) {
     last_turn_ = d.turn_seq;
     index_in_turn_ = 0;
@@ -99,9 +99,8 @@ void ClientHub::record(const core::Delivery& d, const core::Schedule& schedule) 
   auto* rec = reinterpret_cast<DeliveryRecord*>(
       rte_pktmbuf_append(m, static_cast<uint16_t>(sizeof(DeliveryRecord) + d.payload.size())));
   TOB_ASSERT(rec != nullptr);  // data room = record + [limits] payload_bytes
-  const core::Turn t = schedule.turn(d.turn_seq);
-  *rec = {seq, d.cycle, d.msg_id, d.submit_ns, d.deliver_ns, schedule.cycle_start_ns(t.cycle + 1),
-          d.sender, d.client, static_cast<uint32_t>(d.payload.size())};
+  *rec = {seq, d.cycle, d.msg_id, d.submit_ns, d.deliver_ns, d.release_ns, d.sender, d.client,
+          static_cast<uint32_t>(d.payload.size())};
   std::memcpy(rec + 1, d.payload.data(), d.payload.size());
   if (history_[at] != nullptr) {
     // The oldest delivery leaves the history: a client that has not taken it is overrun.

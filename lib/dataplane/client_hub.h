@@ -50,7 +50,7 @@ class ClientHub {
   ClientHub& operator=(const ClientHub&) = delete;
 
   // Control lcore only, no allocation beyond the pool, no blocking.
-  void record(const core::Delivery& d, const core::Schedule& schedule);
+  void record(const core::Delivery& d);
   // Answers claims and departures, fills client rings. Returns deliveries moved.
   unsigned serve();
   void publish_clock(const TscFit& fit) { shm_->clock.publish(fit); }

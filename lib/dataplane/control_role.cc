@@ -149,7 +149,7 @@ void ControlRole::handle_actions(int64_t now_ns) {
   for (const core::TxFrame& f : a.tx) queue_frame(f);
   for (const core::Delivery& d : a.deliveries) {
     ctx_.control.delivery_latency.record(now_ns - d.submit_ns);
-    hub_.record(d, *ctx_.schedule);
+    hub_.record(d);
     LogRecord r{};
     r.kind = LogKind::delivery;
     r.node = d.sender;

@@ -69,6 +69,8 @@ struct Records {
   uint64_t copies_corrupted = 0;
   uint64_t copies_duplicated = 0;
   uint64_t frames_rejected_crc = 0;
+  core::NodeCounters engine_totals;  // summed over every incarnation at its end (crash or run end)
+  uint64_t torn_tails = 0;           // crashes that lost unsent log records
 };
 
 }  // namespace tob::sim

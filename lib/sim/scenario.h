@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/engine.h"
 #include "core/node.h"
 
 namespace tob::sim {
@@ -36,6 +37,7 @@ struct Scenario {
   int nodes = 4;
   int64_t cycles = 200;
   int64_t cycle_ns = 1'000'000;
+  core::Order order = core::Order::mars;
   core::NodeConfig node_template;  // schedule and self are filled in per node
 
   // Network: one-way delay, uniform jitter, per-copy loss (Gilbert-Elliott bursts),
@@ -57,6 +59,7 @@ struct Scenario {
   bool crashes = true;
   int64_t fault_spacing_cycles = 3;
   std::vector<Fault> faults;        // explicit faults (scenario tests)
+  double torn_tail = 0;             // otfp: a crash loses the log records no sent frame used
 
   // Workload: each node submits Poisson-ish `load` messages per cycle.
   double load = 2.0;

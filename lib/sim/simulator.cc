@@ -88,9 +88,9 @@ core::NodeConfig Simulator::node_config(int i) const {
   return c;
 }
 
-const core::Node* Simulator::node(int i) const {
+const core::Engine* Simulator::node(int i) const {
   const SimNode& n = nodes_[static_cast<size_t>(i)];
-  return n.alive && n.node ? &*n.node : nullptr;
+  return n.alive && n.node ? n.node.get() : nullptr;
 }
 
 void Simulator::push(Ev e) {
@@ -138,9 +138,9 @@ void Simulator::start_node(int i, int64_t now) {
   SimNode& sn = nodes_[static_cast<size_t>(i)];
   core::NodeConfig c = node_config(i);
   c.first_msg_id = sn.next_msg_id;
-  auto node = core::Node::create(c);
-  TOB_ASSERT(node.ok());  // validated in create()
-  sn.node.emplace(std::move(node.value()));
+  auto node = core::make_engine(scenario_.order, c, sn.log);
+  TOB_ASSERT(node.ok());  // validated in create(); the log is ours
+  sn.node = std::move(node.value());
   sn.alive = true;
   sn.last_turn_seq = -1;
   std::fill(std::begin(sn.burst), std::end(sn.burst), false);
@@ -165,9 +165,11 @@ void Simulator::handle_actions(int i, int64_t now) {
   SimNode& sn = nodes_[static_cast<size_t>(i)];
   const core::Actions& a = sn.node->take_actions();
   const auto id = static_cast<core::NodeId>(i);
+  // The log first: records reach stable storage before the frames that depend on them leave.
+  sn.log.insert(sn.log.end(), a.persist.begin(), a.persist.end());
   for (const core::TxFrame& tx : a.tx) {
     const uint32_t f = store_frame(tx.bytes);
-    push({tx.tx_ns - sn.offset_ns, 0, EvType::transmit, id, tx.copy, sn.incarnation, f, 0});
+    push({tx.tx_ns - sn.offset_ns, 0, EvType::transmit, id, tx.copy, sn.incarnation, f, sn.log.size()});
     if (tx.copy != 0) continue;
     // Record the messages that leave in this frame (validity and no-silent-loss checks).
     const core::DecodeResult d = core::decode_frame(tx.bytes);
@@ -217,11 +219,12 @@ bool Simulator::copy_lost(int from, int to) {
 }
 
 void Simulator::on_transmit(const Ev& e) {
-  const SimNode& sender = nodes_[e.node];
+  SimNode& sender = nodes_[e.node];
   if (!sender.alive || sender.incarnation != e.incarnation) {  // crashed before the instant
     release_frame(e.frame);
     return;
   }
+  sender.log_sent_upto = std::max(sender.log_sent_upto, static_cast<size_t>(e.gen));
   ++records_.frames_sent;
   const std::vector<uint8_t> bytes = pool_[e.frame];
   release_frame(e.frame);
@@ -374,7 +377,8 @@ void Simulator::on_fault_tick(const Ev& e) {
 
 void Simulator::run() {
   const Scenario& s = scenario_;
-  nodes_.assign(static_cast<size_t>(s.nodes), SimNode{});
+  nodes_.clear();
+  nodes_.resize(static_cast<size_t>(s.nodes));
   records_ = Records{};
   records_.lives.assign(static_cast<size_t>(s.nodes), NodeLife{});
   for (int i = 0; i < s.nodes; ++i) {
@@ -406,7 +410,14 @@ void Simulator::run() {
       case EvType::crash: {
         if (!sn.alive) break;
         sn.alive = false;
+        add_counters(sn.node->counters());
         sn.node.reset();
+        // A torn write loses what no transmitted frame depended on (the rest was synced).
+        if (s.torn_tail > 0 && sn.log.size() > sn.log_sent_upto && rng_.chance(s.torn_tail)) {
+          sn.log.resize(static_cast<size_t>(rng_.range(static_cast<int64_t>(sn.log_sent_upto),
+                                                       static_cast<int64_t>(sn.log.size()) - 1)));
+          ++records_.torn_tails;
+        }
         NodeLife& life = records_.lives[e.node];
         life.crashed = true;
         life.crash_ns.push_back(e.t);
@@ -417,7 +428,7 @@ void Simulator::run() {
       }
       case EvType::restart:
         if (sn.alive) break;
-        if (sn.node.has_value() || records_.lives[e.node].crashed) {
+        if (sn.node != nullptr || records_.lives[e.node].crashed) {
           ++sn.incarnation;
           ++records_.lives[e.node].incarnations;
         }
@@ -427,6 +438,25 @@ void Simulator::run() {
   }
   records_.end_ns = end_ns;
   records_.final_turn_seq = schedule_.next_turn_after(end_ns).seq - 1;
+  for (const SimNode& sn : nodes_)
+    if (sn.alive && sn.node != nullptr) add_counters(sn.node->counters());
+}
+
+void Simulator::add_counters(const core::NodeCounters& c) {
+  core::NodeCounters& t = records_.engine_totals;
+  t.instances_decided += c.instances_decided;
+  t.instances_fast += c.instances_fast;
+  t.instances_recovered += c.instances_recovered;
+  t.collisions += c.collisions;
+  t.activations += c.activations;
+  t.retransmit_requests += c.retransmit_requests;
+  t.retransmit_served += c.retransmit_served;
+  t.tempo_holds += c.tempo_holds;
+  t.duplicates_dropped += c.duplicates_dropped;
+  t.window_max = std::max(t.window_max, c.window_max);
+  t.gaps += c.gaps;
+  t.persist_records += c.persist_records;
+  t.msgs_delivered += c.msgs_delivered;
 }
 
 }  // namespace tob::sim

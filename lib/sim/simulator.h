@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <queue>
 #include <string>
@@ -31,7 +32,7 @@ class Simulator {
   void set_trace_sink(std::FILE* f) { trace_file_ = f; }
   std::vector<std::string> recent_trace() const;
   // Inspect a node after the run (nullptr when crashed).
-  const core::Node* node(int i) const;
+  const core::Engine* node(int i) const;
 
  private:
   enum class EvType : uint8_t { timer, transmit, arrive, submit, crash, restart, fault_tick };
@@ -47,7 +48,9 @@ class Simulator {
     bool operator>(const Ev& o) const { return t != o.t ? t > o.t : order > o.order; }
   };
   struct SimNode {
-    std::optional<core::Node> node;
+    std::unique_ptr<core::Engine> node;
+    std::vector<uint8_t> log;      // otfp: the acceptor log, survives crashes
+    size_t log_sent_upto = 0;      // log bytes that a transmitted frame depended on
     bool alive = false;
     int incarnation = 0;
     int64_t offset_ns = 0;
@@ -74,6 +77,7 @@ class Simulator {
   uint32_t store_frame(std::span<const uint8_t> bytes);
   void release_frame(uint32_t idx);
   void trace(const std::string& line);
+  void add_counters(const core::NodeCounters& c);
   core::NodeConfig node_config(int i) const;
 
   Scenario scenario_;

@@ -34,9 +34,17 @@ set -e
 if [ $rc -eq 2 ] && grep -q -- "--loss" "$tmp/out"; then ok "--loss 1.5 refused, named"; else bad "--loss rc=$rc"; fi
 
 set +e
-"$sim" --order otfp >"$tmp/out" 2>&1; rc=$?
+"$sim" --order paxos >"$tmp/out" 2>&1; rc=$?
 set -e
-if [ $rc -eq 2 ] && grep -q "unknown ordering engine" "$tmp/out"; then ok "unknown engine refused"; else bad "--order rc=$rc"; fi
+if [ $rc -eq 2 ] && grep -q "unknown ordering engine 'paxos'" "$tmp/out"; then ok "unknown engine refused"; else bad "--order rc=$rc"; fi
+
+# otfp: same flags, same --deliveries file; 5% loss on every link holds on every seed.
+if "$sim" --order otfp --nodes 4 --cycles 300 --loss 0.05 --seeds 50 --quiet >"$tmp/out" 2>&1 &&
+   grep -q '^result: PASS' "$tmp/out"; then ok "otfp at 5% loss passes 50 seeds"; else bad "otfp loss run"; cat "$tmp/out"; fi
+if "$sim" --order otfp --nodes 4 --cycles 200 --loss 0.05 --fault-rate 0.2 --seed 7 --deliveries "$tmp/o.txt" >"$tmp/out" &&
+   python3 "$here/check_deliveries.py" --no-fifo "$tmp/o.txt"; then
+  ok "otfp --deliveries trace passes the independent checker (integrity, total order)"
+else bad "otfp --deliveries trace"; cat "$tmp/out"; fi
 
 # Far outside the fault hypothesis (20% loss per copy) mars gives up properties on some
 # seeds: tob-sim must exit 1 and print the seed and how to replay it.

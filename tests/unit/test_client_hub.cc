@@ -60,8 +60,9 @@ class Fixture {
     payload_ = "m" + std::to_string(msg_id);
     const tob::core::Delivery d{0, turn / 4, turn, turn * 250'000, msg_id, 7, 0,
                                 std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(payload_.data()),
-                                                         payload_.size())};
-    hub_->record(d, sched_);
+                                                         payload_.size()),
+                                sched_.cycle_start_ns(turn / 4 + 1)};
+    hub_->record(d);
   }
 
   // A client's claim, as tob_attach writes it; the hub answers in serve().
@@ -102,7 +103,7 @@ class Fixture {
 
 }  // namespace
 
-TEST_CASE("a delivery record carries the global seq, the payload and a release at the cycle's end") {
+TEST_CASE("a delivery record carries the global seq, the payload and the engine's release instant") {
   Fixture f(64, 1024);
   REQUIRE(f.claim(0) == SlotState::attached);
   f.deliver(41, 9);  // turn 41 = cycle 10, node 1's turn
@@ -114,7 +115,7 @@ TEST_CASE("a delivery record carries the global seq, the payload and a release a
   CHECK(rec->seq == Fixture::seq(41));
   CHECK(rec->msg_id == 9);
   CHECK(rec->cycle == 10);
-  CHECK(rec->release_ns == 11 * kCycle);  // the end of the delivering cycle, from the schedule
+  CHECK(rec->release_ns == 11 * kCycle);  // as the engine set it
   CHECK(rec->length == 2);
   CHECK(std::string(reinterpret_cast<const char*>(rec + 1), rec->length) == "m9");
   rte_pktmbuf_free(static_cast<rte_mbuf*>(m));

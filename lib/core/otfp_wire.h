@@ -1,0 +1,102 @@
+// Section bodies of the otfp engine (docs/wire-format.md, docs/protocol-otfp.md). All integers
+// big-endian. Readers are total: a body of the wrong length or with an entry count that does not
+// fill it exactly is refused (the frame then counts as malformed), never read past.
+//
+//   state    (12)  low u64 | round u32                         (every otfp frame, 12 bytes)
+//   vote     (2)   count u16 | 0 u16 | count x Vote            (phase 2b)
+//   phase2a  (3)   count u16 | 0 u16 | count x Vote            (coordinator proposals)
+//   request  (4)   count u16 | 0 u16 | count x Request         (retransmission requests)
+//   data     (5)   sender u8 | 0 u8 | 0 u16 | instance u64 | batch body    (retransmission)
+//   phase1a  (9)   ballot u32 | low u64                        (12 bytes)
+//   phase1b  (10)  ballot u32 | complete u8 | 0 u8 | count u16 | highest u64 | floor u64 | count x Vote
+//                  (highest: the highest instance the acceptor voted in; floor: the oldest
+//                  instance it still holds: a coordinator never decides below any floor)
+//   any      (11)  ballot u32 | activation u64                 (12 bytes)
+//   decided  (13)  count u16 | 0 u16 | count x Vote            (decisions, for nodes behind)
+//
+//   Vote    = instance u64 | ballot u32 | mask u64 | digest u64     (28 bytes)
+//   Request = instance u64 | sender u8 | attempt u8 | 0 u16          (12 bytes)
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "core/schedule.h"
+
+namespace tob::core {
+
+struct OtfpValue {
+  uint64_t mask = 0;    // senders whose batch of the instance is in the value
+  uint64_t digest = 0;  // over (sender, CRC32C of the batch) of those senders
+  bool operator==(const OtfpValue&) const = default;
+};
+
+struct OtfpVote {
+  int64_t instance = 0;
+  uint32_t ballot = 0;
+  OtfpValue value;
+};
+
+struct OtfpRequest {
+  int64_t instance = 0;
+  NodeId sender = 0;
+  uint8_t attempt = 0;
+};
+
+inline constexpr size_t kOtfpVoteBytes = 28;
+inline constexpr size_t kOtfpRequestBytes = 12;
+inline constexpr size_t kOtfpListHeader = 4;
+inline constexpr size_t kOtfpStateBytes = 12;
+inline constexpr size_t kOtfpPhase1aBytes = 12;
+inline constexpr size_t kOtfpAnyBytes = 12;
+inline constexpr size_t kOtfpPhase1bHeader = 24;
+inline constexpr size_t kOtfpDataHeader = 12;
+
+// Ballots: round << 8 | classic << 7 | coordinator, ordered as integers (protocol-otfp.md).
+// round < 2^24 and coordinator < 64 (checked where ballots are made: OtfpNode::start_round).
+inline constexpr uint32_t ballot(uint32_t round, bool classic, NodeId coordinator) {
+  return (round << 8) | (classic ? 0x80u : 0u) | (coordinator & 0x3Fu);
+}
+inline constexpr uint32_t ballot_round(uint32_t b) { return b >> 8; }
+inline constexpr bool ballot_classic(uint32_t b) { return (b & 0x80u) != 0; }
+inline constexpr NodeId ballot_coordinator(uint32_t b) { return static_cast<NodeId>(b & 0x3Fu); }
+
+// One Vote entry at `out` (kOtfpVoteBytes).
+void write_vote(uint8_t* out, const OtfpVote& v);
+// Writers return the bytes written (0 if `out` is too small).
+size_t write_votes(std::span<uint8_t> out, std::span<const OtfpVote> votes);
+size_t write_requests(std::span<uint8_t> out, std::span<const OtfpRequest> requests);
+size_t write_state(std::span<uint8_t> out, int64_t low, uint32_t round);
+size_t write_ballot_instance(std::span<uint8_t> out, uint32_t ballot, int64_t instance);  // phase1a, any
+size_t write_phase1b(std::span<uint8_t> out, uint32_t ballot, bool complete, int64_t highest, int64_t floor,
+                     std::span<const OtfpVote> votes);
+size_t write_data_header(std::span<uint8_t> out, NodeId sender, int64_t instance);
+
+// Readers: false when the body is malformed.
+class VoteList {
+ public:
+  bool parse(std::span<const uint8_t> body, size_t header_bytes = kOtfpListHeader);
+  size_t size() const { return count_; }
+  OtfpVote at(size_t k) const;
+
+ private:
+  std::span<const uint8_t> entries_;
+  size_t count_ = 0;
+};
+
+bool read_requests(std::span<const uint8_t> body, size_t& count, std::span<const uint8_t>& entries);
+OtfpRequest request_at(std::span<const uint8_t> entries, size_t k);
+bool read_state(std::span<const uint8_t> body, int64_t& low, uint32_t& round);
+bool read_ballot_instance(std::span<const uint8_t> body, uint32_t& ballot, int64_t& instance);
+struct Phase1b {
+  uint32_t ballot = 0;
+  bool complete = false;
+  int64_t highest = -1;
+  int64_t floor = 0;
+  VoteList votes;
+};
+bool read_phase1b(std::span<const uint8_t> body, Phase1b& out);
+bool read_data(std::span<const uint8_t> body, NodeId& sender, int64_t& instance, std::span<const uint8_t>& batch);
+
+}  // namespace tob::core
