@@ -22,6 +22,7 @@
 #   TOB_LCORES_K []               EAL --lcores of node K only (e.g. "0@1" pins it to CPU 1)
 #   TOB_DAEMON_ARGS []            extra daemon options for every node, e.g. "--gen-rate 50"
 #   TOB_NODE_ARGS_K []            extra daemon options for node K only
+#   TOB_ORDER [mars]              ordering engine: mars or otfp (otfp logs to RUN/acceptor-K.log)
 #   TOB_CLUSTER_EXTRA []          extra lines appended to the generated cluster.ini's [cluster]
 #   TOB_CONFIG_EXTRA []           extra lines appended to the generated cluster.ini's [timing]
 #   TOB_CONFIG_TAIL []            extra sections appended to it, e.g. "[clients]\nring = 64"
@@ -89,7 +90,7 @@ write_config() {
     echo "name = netns"
     echo "id = 7"
     echo "nodes = $n"
-    echo "order = mars"
+    echo "order = ${TOB_ORDER:-mars}"
     echo "multicast_mac = 01:1b:19:00:00:00"
     [ -z "${TOB_CLUSTER_EXTRA:-}" ] || printf '%b\n' "$TOB_CLUSTER_EXTRA"
     echo
@@ -102,6 +103,12 @@ write_config() {
       echo "[node.$k]"
       echo "mac = $(mac_of "$k")"
     done
+    if [ "${TOB_ORDER:-mars}" = otfp ]; then
+      echo
+      echo "[storage]"
+      echo "path = $run/acceptor-{node}.log"
+      echo "durability = ${TOB_DURABILITY:-sync}"
+    fi
     [ -z "${TOB_CONFIG_TAIL:-}" ] || printf '\n%b\n' "$TOB_CONFIG_TAIL"
   } > "$run/cluster.ini"
 }
@@ -180,7 +187,7 @@ case "$cmd" in
     [ "$(node_count)" -eq 0 ] || die "a cluster is up already (scripts/cluster.sh down first)"
     bash "$repo/scripts/setup.sh" >/dev/null
     mkdir -p "$run"
-    rm -f "$run"/node*.{log,deliveries,events,stats.json,pid}
+    rm -f "$run"/node*.{log,deliveries,events,stats.json,pid} "$run"/acceptor-*.log
     echo "$n" > "$run/nodes"
     net_up "$n"
     write_config "$n"

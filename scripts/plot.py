@@ -5,6 +5,8 @@
                                      histograms per scenario, node 0's arrival offsets
     scripts/plot.py throughput DIR   DIR from perf/throughput_sweep.py: throughput vs latency
     scripts/plot.py csv FILE...      dpdk-tob-load --out files: one latency CDF per file
+    scripts/plot.py simloss DIR      DIR from perf/sim_loss_sweep.py: latency in cycles and
+                                     otfp collision/recovery rate vs loss, mars vs otfp
 
 Writes the PNGs next to the data (or to --out DIR) and prints their paths.
 """
@@ -106,6 +108,35 @@ def plot_throughput(d: Path, out: Path) -> list[Path]:
     return [p]
 
 
+def plot_simloss(d: Path, out: Path) -> list[Path]:
+    rows = json.loads((d / "sim-loss.json").read_text())
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(12, 4.5))
+    for order in sorted({r["order"] for r in rows}):
+        pts = sorted((r["loss"] * 100, r["latency_p50_cycles"], r["latency_p99_cycles"], r["delivered_fraction"])
+                     for r in rows if r["order"] == order)
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=f"{order} p50")
+        ax.plot([p[0] for p in pts], [p[2] for p in pts], marker="x", linestyle="--", label=f"{order} p99")
+        bx.plot([p[0] for p in pts], [100 * p[3] for p in pts], marker="s", linestyle=":",
+                label=f"{order} messages delivered")
+    otfp = sorted((r["loss"] * 100, 100 * r["collision_rate"], 100 * r["recovered_rate"]) for r in rows
+                  if r["order"] == "otfp")
+    if otfp:
+        bx.plot([p[0] for p in otfp], [p[1] for p in otfp], marker="o", label="otfp collisions per instance")
+        bx.plot([p[0] for p in otfp], [p[2] for p in otfp], marker="x", label="otfp instances recovered")
+    ax.set_xlabel("loss per link and frame copy (%)")
+    ax.set_ylabel("latency (cycles, from the start of the transmit cycle)")
+    bx.set_xlabel("loss per link and frame copy (%)")
+    bx.set_ylabel("%")
+    for a in (ax, bx):
+        a.grid(True, alpha=0.3)
+        a.legend(fontsize=8)
+    n = rows[0]
+    fig.suptitle(f"simulator, {n['nodes']} nodes, {n['cycles']} cycles x {n['seeds']} seeds per point")
+    p = out / "sim-loss.png"
+    fig.savefig(p, dpi=110, bbox_inches="tight")
+    return [p]
+
+
 def plot_csv(files: list[Path], out: Path) -> list[Path]:
     fig, ax = plt.subplots(figsize=(8, 5))
     for f in files:
@@ -121,7 +152,7 @@ def plot_csv(files: list[Path], out: Path) -> list[Path]:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("kind", choices=["latency", "throughput", "csv"])
+    ap.add_argument("kind", choices=["latency", "throughput", "csv", "simloss"])
     ap.add_argument("paths", nargs="+", type=Path)
     ap.add_argument("--out", type=Path)
     a = ap.parse_args()
@@ -130,7 +161,8 @@ def main() -> int:
             written = plot_csv(a.paths, a.out or a.paths[0].parent)
         else:
             d = a.paths[0]
-            written = (plot_latency if a.kind == "latency" else plot_throughput)(d, a.out or d)
+            plot = {"latency": plot_latency, "throughput": plot_throughput, "simloss": plot_simloss}[a.kind]
+            written = plot(d, a.out or d)
     except (OSError, KeyError, ValueError) as e:
         print(f"plot: {e}", file=sys.stderr)
         return 1

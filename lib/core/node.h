@@ -158,6 +158,7 @@ struct NodeCounters {
   uint64_t tempo_holds = 0;           // own slots without a batch: the undecided window was full
   uint64_t duplicates_dropped = 0;    // messages already delivered, seen again
   uint64_t window_max = 0;            // most undecided instances at once
+  uint64_t window_now = 0;            // undecided instances now (a gauge)
   uint64_t gaps = 0;                  // instances skipped: fell further behind than peers keep
   uint64_t persist_records = 0;       // acceptor log records emitted
 };

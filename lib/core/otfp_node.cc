@@ -239,6 +239,7 @@ void OtfpNode::process_turn(const Turn& t) {
     request_missing(cycle_);
     deliver_ready();
     const auto undecided = static_cast<uint64_t>(std::max<int64_t>(0, cycle_ - low_));
+    counters_.window_now = undecided;
     counters_.window_max = std::max(counters_.window_max, undecided);
   }
   if (t.node == self_) own_turn(t);
@@ -624,13 +625,24 @@ void OtfpNode::persist_with_body(OtfpRecord kind, std::span<const uint8_t> head,
 
 void OtfpNode::persist(OtfpRecord kind, std::span<const uint8_t> body) { persist_with_body(kind, body, {}); }
 
-bool OtfpNode::replay(std::span<const uint8_t> log) {
+size_t otfp_log_valid_bytes(std::span<const uint8_t> log) {
   size_t off = 0;
   while (off + kRecordHeader + kRecordTrailer <= log.size()) {
     const uint8_t* p = log.data() + off;
     const size_t len = load_be16(p + 1);
-    if (off + kRecordHeader + len + kRecordTrailer > log.size()) break;  // torn tail
+    if (off + kRecordHeader + len + kRecordTrailer > log.size()) break;                  // torn tail
     if (crc32c({p, kRecordHeader + len}) != load_be32(p + kRecordHeader + len)) break;  // corrupt tail
+    off += kRecordHeader + len + kRecordTrailer;
+  }
+  return off;
+}
+
+bool OtfpNode::replay(std::span<const uint8_t> log) {
+  const size_t valid = otfp_log_valid_bytes(log);
+  size_t off = 0;
+  while (off < valid) {
+    const uint8_t* p = log.data() + off;
+    const size_t len = load_be16(p + 1);
     const std::span<const uint8_t> body(p + kRecordHeader, len);
     switch (static_cast<OtfpRecord>(p[0])) {
       case OtfpRecord::promise:

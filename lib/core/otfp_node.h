@@ -18,6 +18,11 @@
 
 namespace tob::core {
 
+// Bytes of `log` up to the first torn or corrupt record (length or CRC32C wrong): what replay
+// uses. A node truncates its log file to this before appending again, so that records written
+// after a restart are never hidden behind an old damaged tail.
+size_t otfp_log_valid_bytes(std::span<const uint8_t> log);
+
 // Log records (Actions::persist): kind u8 | length u16 | body | CRC32C u32 over kind..body.
 enum class OtfpRecord : uint8_t { promise = 1, vote = 2, batch = 3 };
 

@@ -28,7 +28,8 @@ const std::set<std::string_view> kClusterKeys = {"name", "id", "nodes", "order",
 const std::set<std::string_view> kTimingKeys = {
     "clock",         "epoch_ns",        "cycle_ns",        "decision_margin_ns", "precision_ns",
     "copy_gap_ns",   "sends_per_slot",  "kappa",           "two_member_wait_cycles",
-    "rejoin_silence_cycles", "stall_limit_ns"};
+    "rejoin_silence_cycles", "stall_limit_ns", "window"};
+const std::set<std::string_view> kStorageKeys = {"path", "durability"};
 const std::set<std::string_view> kLimitsKeys = {"frame_bytes", "payload_bytes", "queue_msgs", "queue_bytes",
                                                 "batch_msgs"};
 const std::set<std::string_view> kClientsKeys = {"max", "ring", "history"};
@@ -100,6 +101,13 @@ core::Result<bool> apply_overrides(rte_cfgfile* f, const std::string& path, cons
 
 }  // namespace
 
+std::string ClusterConfig::log_path_for(core::NodeId self) const {
+  std::string p = log_path;
+  for (size_t at = p.find("{node}"); at != std::string::npos; at = p.find("{node}", at))
+    p.replace(at, 6, std::to_string(self));
+  return p;
+}
+
 bool parse_mac(const std::string& text, Mac& out) {
   unsigned b[6];
   char tail;
@@ -138,6 +146,7 @@ core::Result<ClusterConfig> load_cluster_config(const std::string& path, const O
     else if (sec == "timing") keys = &kTimingKeys;
     else if (sec == "limits") keys = &kLimitsKeys;
     else if (sec == "clients") keys = &kClientsKeys;
+    else if (sec == "storage") keys = &kStorageKeys;
     else if (sec.rfind("node.", 0) == 0) {
       char* end = nullptr;
       const long k = std::strtol(sec.c_str() + 5, &end, 10);
@@ -147,7 +156,7 @@ core::Result<ClusterConfig> load_cluster_config(const std::string& path, const O
         return rd.error(sec, "", "appears twice (as another spelling of node " + std::to_string(k) + ")");
       keys = &kNodeKeys;
     } else {
-      return rd.error(sec, "", "unknown section (known: cluster, timing, limits, clients, node.K)");
+      return rd.error(sec, "", "unknown section (known: cluster, timing, limits, clients, storage, node.K)");
     }
     if (auto ok = check_ini_keys(file.get(), path, sec, *keys); !ok) return ok.error();
   }
@@ -203,6 +212,8 @@ core::Result<ClusterConfig> load_cluster_config(const std::string& path, const O
   TRY_INT(gap, "timing", "copy_gap_ns", 0, cycle_ns, &gap_d);
   TRY_INT(sends, "timing", "sends_per_slot", 1, 4, &two);
   TRY_INT(kappa, "timing", "kappa", 1, 16, &two);
+  const int64_t window_d = c.node.otfp_window;
+  TRY_INT(window, "timing", "window", 4, 64, &window_d);
   const int64_t wait_d = c.node.two_member_wait_cycles;
   TRY_INT(wait, "timing", "two_member_wait_cycles", 1, 1'000'000, &wait_d);
   TRY_INT(silence, "timing", "rejoin_silence_cycles", 2, 1'000'000, &two);
@@ -281,6 +292,20 @@ core::Result<ClusterConfig> load_cluster_config(const std::string& path, const O
   n.two_member_wait_cycles = static_cast<int>(wait);
   n.rejoin_silence_cycles = static_cast<int>(silence);
   n.stall_limit_ns = stall;
+  n.kappa = static_cast<int>(kappa);
+  n.otfp_window = static_cast<int>(window);
+
+  // [storage]
+  if (const char* p = rd.get("storage", "path")) c.log_path = p;
+  if (const char* d = rd.get("storage", "durability")) {
+    const std::string s = d;
+    if (s == "sync") c.log_sync = true;
+    else if (s == "none") c.log_sync = false;
+    else return rd.error("storage", "durability", "'" + s + "': expected sync or none");
+  }
+  if (c.order == Order::otfp && c.log_path.empty())
+    return rd.error("storage", "path", "missing: the otfp engine keeps its acceptor state in a log "
+                                       "(e.g. path = /var/lib/dpdk-tob/acceptor-{node}.log)");
   auto ok = n.validate();
   if (!ok) return Error{path + ": " + ok.error().message, ok.error().code};
   return c;

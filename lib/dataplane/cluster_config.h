@@ -9,12 +9,13 @@
 #include <utility>
 #include <vector>
 
+#include "core/engine.h"
 #include "core/node.h"
 #include "core/result.h"
 
 namespace tob::dataplane {
 
-enum class Order : uint8_t { mars, otfp };
+using Order = core::Order;
 enum class ClockSource : uint8_t { tai, monotonic, ptp };
 
 using Mac = std::array<uint8_t, 6>;
@@ -31,6 +32,9 @@ struct ClusterConfig {
   ClockSource clock = ClockSource::tai;
   std::string ptp_device;  // clock = ptp:/dev/ptpN
   int kappa = 2;           // otfp: votes for cycle i travel in cycle i + kappa
+  // [storage]: the otfp acceptor log ({node} in the path is replaced by the node id).
+  std::string log_path;
+  bool log_sync = true;    // durability = sync: fdatasync before the votes leave; none: no sync
   std::vector<Mac> node_macs;
   // [clients]: co-located applications (include/tob.h).
   int clients_max = 8;          // attached at once, 0..16
@@ -43,6 +47,8 @@ struct ClusterConfig {
     c.self = self;
     return c;
   }
+  // log_path with {node} replaced; empty when no log is configured.
+  std::string log_path_for(core::NodeId self) const;
 };
 
 // SECTION.KEY=VALUE pairs applied over the file before validation (the daemon's --set).

@@ -15,6 +15,7 @@
 #include <cstdint>
 
 #include "core/node.h"
+#include "dataplane/acceptor_log.h"
 #include "dataplane/cluster_config.h"
 #include "dataplane/ether.h"
 #include "dataplane/options.h"
@@ -29,11 +30,12 @@ struct RxItem {  // 16 bytes
   int64_t rx_ns;
 };
 
-struct TxItem {  // 32 bytes
+struct TxItem {  // 40 bytes
   rte_mbuf* mbuf;
-  int64_t tx_ns;     // the slot instant (global time)
-  int64_t close_ns;  // the slot's end: a frame not sent by then is a missed slot
-  uint8_t method;    // TxMethod (concrete)
+  int64_t tx_ns;        // the slot instant (global time)
+  int64_t close_ns;     // the slot's end: a frame not sent by then is a missed slot
+  uint64_t log_offset;  // otfp: acceptor log bytes that must be durable before it leaves
+  uint8_t method;       // TxMethod (concrete)
   uint8_t copy;
   uint8_t pad[6];
 };
@@ -76,6 +78,8 @@ struct DaemonContext {
   TxMethod methods[8] = {};
   int method_count = 1;
   bool split_rx = false;   // RX runs on another lcore than control (watermark applies)
+  bool lenient_windows = false;  // otfp: frames outside their window still count (timing is liveness)
+  AcceptorLog* log = nullptr;    // otfp: the acceptor log (frames wait for their records)
 
   TscClock clock;
   rte_mempool* pkt_pool = nullptr;
@@ -95,6 +99,7 @@ struct DaemonContext {
   std::atomic<uint64_t> rx_watermark_tsc{0};  // every frame stamped up to here is in the rx ring
   std::atomic<bool> quit{false};              // set by signals, --duration, or a fatal error
   std::atomic<bool> control_done{false};      // the node stopped and sent its last frame
+  std::atomic<int> fatal{0};                  // a reason to stop with exit status 1 (see daemon.cc)
 
   RxStats rx;
   TxStats tx;

@@ -19,7 +19,7 @@ constexpr int64_t kGeneratorLagMaxNs = 100'000'000;  // a generator held back lo
 constexpr size_t kMinEtherFrame = 60;                // without FCS
 }  // namespace
 
-ControlRole::ControlRole(DaemonContext& ctx, core::Node& node, Calibrator& calibrator, Calibrator* nic_calibrator,
+ControlRole::ControlRole(DaemonContext& ctx, core::Engine& node, Calibrator& calibrator, Calibrator* nic_calibrator,
                          ClientHub& hub)
     : ctx_(ctx), node_(node), calibrator_(calibrator), nic_calibrator_(nic_calibrator), hub_(hub) {
   const DaemonOptions& o = *ctx_.options;
@@ -45,7 +45,11 @@ unsigned ControlRole::step(uint64_t& next_due_tsc) {
   advance_time(now_ns, now_tsc);
   work += hub_.serve();
   int64_t due_ns = node_.next_deadline_ns();
-  if (gen_interval_ns_ > 0) due_ns = std::min(due_ns, gen_next_ns_);
+  // The generator's next message, unless it is done or waits for room in the queue (retried at
+  // the engine's next turn): a due time in the past would keep the loop from ever idling.
+  const DaemonOptions& o = *ctx_.options;
+  const bool gen_done = o.gen_count_max != 0 && gen_count_ >= o.gen_count_max;
+  if (gen_interval_ns_ > 0 && !gen_done && !gen_blocked_) due_ns = std::min(due_ns, gen_next_ns_);
   next_due_tsc = watermark_wait_since_tsc_ != 0 ? 0 : ctx_.clock.to_tsc(due_ns);
   return work;
 }
@@ -106,7 +110,8 @@ unsigned ControlRole::generate(int64_t now_ns) {
     for (size_t k = static_cast<size_t>(std::max(head, 0)); k < size; ++k)
       gen_payload_[k] = static_cast<uint8_t>('a' + (gen_count_ + k) % 26);
     const core::SubmitResult r = node_.submit(0, std::span<const uint8_t>(gen_payload_, size), now_ns);
-    if (r.status != core::SubmitStatus::ok) {
+    gen_blocked_ = r.status != core::SubmitStatus::ok;
+    if (gen_blocked_) {
       ctx_.control.submit_backpressure.add();
       break;  // retried at the next step with the same count
     }
@@ -146,6 +151,14 @@ void ControlRole::advance_time(int64_t now_ns, uint64_t now_tsc) {
 
 void ControlRole::handle_actions(int64_t now_ns) {
   const core::Actions& a = node_.take_actions();
+  // Records first: the frames below leave only once these are durable (TxItem::log_offset).
+  if (!a.persist.empty() && ctx_.log != nullptr && !ctx_.log->append(a.persist)) {
+    // The writer fell 16 MiB behind: sending votes it has not recorded would be unsafe.
+    ctx_.control.acceptor_log_full.add();
+    ctx_.fatal.store(1, std::memory_order_relaxed);
+    ctx_.quit.store(true, std::memory_order_relaxed);
+    return;
+  }
   for (const core::TxFrame& f : a.tx) queue_frame(f);
   for (const core::Delivery& d : a.deliveries) {
     ctx_.control.delivery_latency.record(now_ns - d.submit_ns);
@@ -208,6 +221,7 @@ void ControlRole::queue_frame(const core::TxFrame& f) {
   item.mbuf = m;
   item.tx_ns = f.tx_ns;
   item.close_ns = ctx_.schedule->slot_end_ns(f.cycle, ctx_.self);
+  item.log_offset = ctx_.log != nullptr ? ctx_.log->appended() : 0;
   item.method = static_cast<uint8_t>(ctx_.methods[method_turn_]);
   item.copy = f.copy;
   if (rte_ring_enqueue_elem(ctx_.tx_ring, &item, sizeof(TxItem)) != 0) {

@@ -1,14 +1,15 @@
-// Control role (DESIGN §1, §3): drives the protocol core. Frames from the RX role go to
+// Control role (DESIGN §1, §3): drives the protocol core (either engine, core::Engine). Frames from the RX role go to
 // node.on_frame with their receive instant; time goes to node.on_time at each membership
 // point (held back until the RX role has passed that instant, so no frame of the closing
 // window is still on its way); the node's frames become mbufs for the TX role; deliveries and
 // membership events become records for the I/O thread. Applications' messages arrive on the
-// submit ring; the built-in generator adds its own. It also re-fits the TSC clock.
+// submit ring; the built-in generator adds its own. It also re-fits the TSC clock, and hands
+// the otfp engine's log records to the acceptor log before the frames that depend on them.
 #pragma once
 
 #include <cstdint>
 
-#include "core/node.h"
+#include "core/engine.h"
 #include "dataplane/client_hub.h"
 #include "dataplane/context.h"
 #include "dataplane/global_clock.h"
@@ -19,7 +20,7 @@ class ControlRole {
  public:
   // nic_calibrator: the NIC clock's fit for launch-time offload, or nullptr. hub: the attached
   // applications (include/tob.h).
-  ControlRole(DaemonContext& ctx, core::Node& node, Calibrator& calibrator, Calibrator* nic_calibrator,
+  ControlRole(DaemonContext& ctx, core::Engine& node, Calibrator& calibrator, Calibrator* nic_calibrator,
               ClientHub& hub);
   // One round of work. Sets next_due_tsc to when it must run again. Returns units of work done.
   unsigned step(uint64_t& next_due_tsc);
@@ -38,7 +39,7 @@ class ControlRole {
   void publish_status(int64_t now_ns);
 
   DaemonContext& ctx_;
-  core::Node& node_;
+  core::Engine& node_;
   Calibrator& calibrator_;
   Calibrator* nic_calibrator_;
   ClientHub& hub_;
@@ -47,6 +48,7 @@ class ControlRole {
   int64_t last_tx_cycle_ = -1;
   SubmitMsg* held_ = nullptr;  // a submission refused by backpressure, retried first
   int64_t gen_next_ns_ = 0;
+  bool gen_blocked_ = false;  // the last submission met backpressure
   uint64_t gen_count_ = 0;
   int64_t gen_interval_ns_ = 0;
   uint64_t watermark_wait_since_tsc_ = 0;

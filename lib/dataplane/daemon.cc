@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "dataplane/acceptor_log.h"
 #include "dataplane/client_hub.h"
 #include "dataplane/cluster_config.h"
 #include "dataplane/context.h"
@@ -151,8 +152,6 @@ int run_daemon(int argc, char** argv) {
     return fail(kExitUsage, "--node-id " + std::to_string(opt.node_id) + ": not in the cluster (" + cfg.path +
                                 ": [cluster] nodes = " + std::to_string(cfg.nodes) + ", ids 0.." +
                                 std::to_string(cfg.nodes - 1) + ")");
-  if (cfg.order != Order::mars)
-    return fail(kExitUsage, cfg.path + ": [cluster] order: 'otfp' is not available in this build yet; use mars");
   if (opt.gen_rate_per_s > 0 && opt.gen_size_bytes > cfg.node.payload_bytes_max)
     return fail(kExitUsage, "--gen-size " + std::to_string(opt.gen_size_bytes) + ": above [limits] payload_bytes = " +
                                 std::to_string(cfg.node.payload_bytes_max));
@@ -166,6 +165,14 @@ int run_daemon(int argc, char** argv) {
   if (!schedule) return fail(kExitUsage, cfg.path + ": " + schedule.error().message);
   auto clock_source = GlobalClockSource::open(cfg.clock, cfg.ptp_device);
   if (!clock_source) return fail(kExitUsage, cfg.path + ": [timing] " + clock_source.error().message);
+  // otfp: the acceptor log, and what an earlier life of this node left in it (replayed below).
+  std::unique_ptr<AcceptorLog> acceptor_log;
+  std::vector<uint8_t> earlier_log;
+  if (cfg.order == Order::otfp) {
+    auto log = AcceptorLog::open(cfg.log_path_for(self), cfg.log_sync, earlier_log);
+    if (!log) return fail(kExitUsage, cfg.path + ": [storage] path: " + log.error().message);
+    acceptor_log = std::move(log.value());
+  }
 
   // 2. EAL and resources.
   std::vector<char*> eal_argv(argv, argv + split);
@@ -272,11 +279,15 @@ int run_daemon(int argc, char** argv) {
 
   // The protocol core. Message ids continue across restarts: they start at the global time.
   node_config.first_msg_id = static_cast<uint64_t>(std::max<int64_t>(0, ctx->clock.to_ns(__rdtsc())));
-  auto node = core::Node::create(node_config);
+  auto node = core::make_engine(cfg.order, node_config, earlier_log);
   if (!node) {
     stop_port(opt.port_id);
     return cleanup(kExitUsage, cfg.path + ": " + node.error().message);
   }
+  const size_t replayed_bytes = earlier_log.size();
+  earlier_log = {};  // replayed
+  ctx->log = acceptor_log.get();
+  ctx->lenient_windows = cfg.order == Order::otfp;
 
   IoThread io(*ctx);
   io.watch_clients(hub.value()->shared());
@@ -292,7 +303,7 @@ int run_daemon(int argc, char** argv) {
   RTE_LCORE_FOREACH_WORKER(id) workers.push_back(id);
   RxRole rx(*ctx);
   TxRole tx(*ctx);
-  ControlRole control(*ctx, node.value(), calibrator, nic_calibrator ? &*nic_calibrator : nullptr, *hub.value());
+  ControlRole control(*ctx, *node.value(), calibrator, nic_calibrator ? &*nic_calibrator : nullptr, *hub.value());
   LoopRoles main_loop{ctx.get(), nullptr, &control, nullptr, "control"};
   std::vector<std::pair<unsigned, LoopRoles>> worker_loops;
   std::string layout;
@@ -333,20 +344,28 @@ int run_daemon(int argc, char** argv) {
 
   const core::SlotConfig slot = node_config.schedule.slots[self];
   std::printf(
-      "dpdk-tob: node %u of %d in cluster '%s' (id %u), order mars, cycle %" PRId64 " ns, slot %" PRId64 "+%" PRId64
+      "dpdk-tob: node %u of %d in cluster '%s' (id %u), order %s, cycle %" PRId64 " ns, slot %" PRId64 "+%" PRId64
       " ns\n"
       "dpdk-tob: port %u %s (profile %s), mac %s, %s%s, clock %s\n"
       "dpdk-tob: %s, idle %s, tx %s, transport %s\n",
-      self, cfg.nodes, cfg.name.c_str(), cfg.cluster_id, node_config.schedule.cycle_ns, slot.offset_ns,
+      self, cfg.nodes, cfg.name.c_str(), cfg.cluster_id, core::to_string(cfg.order), node_config.schedule.cycle_ns,
+      slot.offset_ns,
       slot.length_ns, opt.port_id, pi.driver.c_str(), prof.name.c_str(), info.mac.c_str(),
       cfg.vlan != 0 ? ("vlan " + std::to_string(cfg.vlan) + " pcp " + std::to_string(cfg.pcp)).c_str() : "untagged",
       pi.launch_time ? ", launch time offered" : "", info.clock.c_str(), layout.c_str(), to_string(opt.idle),
       info.tx_methods.c_str(), to_string(opt.transport));
+  if (acceptor_log != nullptr)
+    std::printf("dpdk-tob: acceptor log %s, durability %s: replayed %zu bytes%s\n", acceptor_log->path().c_str(),
+                cfg.log_sync ? "sync" : "none", replayed_bytes,
+                acceptor_log->discarded_on_open() > 0
+                    ? (", cut off a damaged tail of " + std::to_string(acceptor_log->discarded_on_open()) + " bytes")
+                          .c_str()
+                    : "");
   std::fflush(stdout);
 
-  if (!io.start()) {
+  if (!io.start() || (acceptor_log != nullptr && !acceptor_log->start())) {
     stop_port(opt.port_id);
-    return cleanup(kExitRuntime, "cannot start the I/O thread");
+    return cleanup(kExitRuntime, "cannot start the I/O and log threads");
   }
   for (auto& [lcore, loop] : worker_loops) {
     if (rte_eal_remote_launch(run_lcore_loop, &loop, lcore) != 0) {
@@ -360,9 +379,13 @@ int run_daemon(int argc, char** argv) {
 
   // 4. Stopped: the node is silent. Flush the files, report, release the port.
   io.finish();
+  if (acceptor_log != nullptr) acceptor_log->stop();
+  if (ctx->fatal.load() != 0)
+    code = fail(kExitRuntime, "the acceptor log could not keep up with the engine (" + acceptor_log->path() +
+                                  "): stopped rather than send votes it had not recorded");
   const NodeStatus final_status = ctx->status.read();
   const StatsSources src{ctx->rx, ctx->tx, ctx->control, final_status,
-                         ctx->io_records.load(), ctx->io_write_errors.load()};
+                         ctx->io_records.load(), ctx->io_write_errors.load(), acceptor_log.get()};
   std::printf("dpdk-tob: stopped. %s\n", io.status_line().c_str());
   std::printf("dpdk-tob: statistics of node %u\n", self);
   TextReport report;

@@ -163,7 +163,18 @@ std::string IoThread::status_line() const {
                 ctx_.tx.frames.get(),
                 ctx_.tx.late.get(), ctx_.tx.missed.get(), tx_err.c_str(), s.queued, s.counters.msgs_delivered,
                 micros(lat.p50).c_str(), micros(lat.p99).c_str());
-  return buf;
+  std::string line = buf;
+  if (ctx_.log != nullptr) {  // otfp: instances, recovery, retransmission, window, log
+    const core::NodeCounters& c = s.counters;
+    const HistogramSummary sync = ctx_.log->sync_latency().summary();
+    std::snprintf(buf, sizeof buf,
+                  " | otfp decided %" PRIu64 " fast %" PRIu64 " recovered %" PRIu64 " collisions %" PRIu64
+                  " retx req %" PRIu64 " served %" PRIu64 " window %" PRIu64 " | log sync p99 %s us",
+                  c.instances_decided, c.instances_fast, c.instances_recovered, c.collisions, c.retransmit_requests,
+                  c.retransmit_served, c.window_now, micros(sync.p99).c_str());
+    line += buf;
+  }
+  return line;
 }
 
 void IoThread::reclaim_dead_clients() {

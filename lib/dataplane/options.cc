@@ -180,6 +180,8 @@ const std::vector<Option>& options() {
          o.overrides.emplace_back("timing.clock", v);
          return std::nullopt;
        }},
+      {"--drop-rx", "P", "test knob: drop each received cluster frame with probability P (loss tests)",
+       double_into(&DaemonOptions::drop_rx, 0, 1)},
       {"--clock-offset-ns", "NS", "test knob: add a fixed offset to this node's global time",
        int_into(&DaemonOptions::clock_offset_ns, -1'000'000'000'000, 1'000'000'000'000)},
       {"--clock-drift-ppm", "PPM", "test knob: let this node's global time drift",

@@ -45,6 +45,8 @@ struct DaemonOptions {
   int64_t hybrid_margin_ns = 50'000;  // hybrid: sleep until this long before, then spin
   Transport transport = Transport::tdma;
 
+  double drop_rx = 0;               // test knob: drop received cluster frames with this probability
+
   // Clock test knobs (DESIGN §4).
   int64_t clock_offset_ns = 0;
   double clock_drift_ppm = 0;

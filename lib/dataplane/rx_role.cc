@@ -44,6 +44,17 @@ unsigned RxRole::poll() {
   return n;
 }
 
+bool RxRole::drop_by_knob() {
+  if (ctx_.options->drop_rx <= 0) return false;
+  // xorshift64: a test knob's coin, no locks, no syscalls.
+  rng_ ^= rng_ << 13;
+  rng_ ^= rng_ >> 7;
+  rng_ ^= rng_ << 17;
+  if (static_cast<double>(rng_ >> 11) * 0x1p-53 >= ctx_.options->drop_rx) return false;
+  ctx_.rx.dropped_by_knob.add();
+  return true;
+}
+
 bool RxRole::classify(rte_mbuf* m, int64_t rx_ns) {
   RxStats& st = ctx_.rx;
   st.frames.add();
@@ -84,21 +95,21 @@ bool RxRole::classify(rte_mbuf* m, int64_t rx_ns) {
   const int64_t cycle = sched.cycle_of(rx_ns);
   if (h.cycle != static_cast<uint64_t>(cycle)) {
     (h.cycle > static_cast<uint64_t>(cycle) ? st.early : st.late).add();
-    return false;
+    if (!ctx_.lenient_windows) return false;
+    rte_pktmbuf_adj(m, static_cast<uint16_t>(e.payload.data() - bytes.data()));
+    return !drop_by_knob();
   }
   const core::Window w = sched.reception_window(cycle, h.sender);
-  if (rx_ns < w.open_ns) {
-    st.early.add();
-    return false;
+  if (rx_ns < w.open_ns || rx_ns >= w.close_ns) {
+    (rx_ns < w.open_ns ? st.early : st.late).add();
+    // mars: a timing failure is an omission. otfp: timing is only liveness, the frame counts.
+    if (!ctx_.lenient_windows) return false;
   }
-  if (rx_ns >= w.close_ns) {
-    st.late.add();
-    return false;
-  }
-  if ((h.flags & core::kFlagSecondCopy) == 0) st.arrival_offset.record(rx_ns - sched.transmit_ns(cycle, h.sender));
+  if ((h.flags & core::kFlagSecondCopy) == 0 && h.segment_index == 0)
+    st.arrival_offset.record(rx_ns - sched.transmit_ns(cycle, h.sender));
   // Keep only the TOB payload in the mbuf for the control role.
   rte_pktmbuf_adj(m, static_cast<uint16_t>(e.payload.data() - bytes.data()));
-  return true;
+  return !drop_by_knob();
 }
 
 }  // namespace tob::dataplane

@@ -4,6 +4,8 @@
 // rest to the control role with their global receive time. No allocation, no locks.
 #pragma once
 
+#include <x86intrin.h>
+
 #include <cstdint>
 
 #include "dataplane/context.h"
@@ -12,14 +14,16 @@ namespace tob::dataplane {
 
 class RxRole {
  public:
-  explicit RxRole(DaemonContext& ctx) : ctx_(ctx) {}
+  explicit RxRole(DaemonContext& ctx) : ctx_(ctx), rng_(0x9E3779B97F4A7C15ull ^ (uint64_t{ctx.self} << 32) ^ __rdtsc()) {}
   // One poll. Returns the number of frames taken from the port.
   unsigned poll();
 
  private:
   // True when the frame goes to the control role.
   bool classify(rte_mbuf* m, int64_t rx_ns);
+  bool drop_by_knob();  // --drop-rx: lose a good frame on purpose (loss tests)
   DaemonContext& ctx_;
+  uint64_t rng_;
 };
 
 }  // namespace tob::dataplane

@@ -82,6 +82,19 @@ void visit_stats(const StatsSources& s, StatsVisitor& v) {
   v.u64("node_self_shutdowns", c.self_shutdowns);
   v.u64("node_suspicions", c.suspicions);
   v.u64("node_events_dropped", c.events_dropped);
+  v.u64("node_instances_decided", c.instances_decided);
+  v.u64("node_instances_fast", c.instances_fast);
+  v.u64("node_instances_recovered", c.instances_recovered);
+  v.u64("node_collisions", c.collisions);
+  v.u64("node_activations", c.activations);
+  v.u64("node_retransmit_requests", c.retransmit_requests);
+  v.u64("node_retransmit_served", c.retransmit_served);
+  v.u64("node_tempo_holds", c.tempo_holds);
+  v.u64("node_duplicates_dropped", c.duplicates_dropped);
+  v.u64("node_window_now", c.window_now);
+  v.u64("node_window_max", c.window_max);
+  v.u64("node_gaps", c.gaps);
+  v.u64("node_persist_records", c.persist_records);
 
   v.u64("rx_polls", s.rx.polls.get());
   v.u64("rx_frames", s.rx.frames.get());
@@ -98,6 +111,7 @@ void visit_stats(const StatsSources& s, StatsVisitor& v) {
   v.u64("rx_early", s.rx.early.get());
   v.u64("rx_late", s.rx.late.get());
   v.u64("rx_ring_full", s.rx.ring_full.get());
+  v.u64("rx_dropped_by_knob", s.rx.dropped_by_knob.get());
 
   v.u64("tx_frames", s.tx.frames.get());
   v.u64("tx_bytes", s.tx.bytes.get());
@@ -105,12 +119,15 @@ void visit_stats(const StatsSources& s, StatsVisitor& v) {
   v.u64("tx_missed", s.tx.missed.get());
   v.u64("tx_failed", s.tx.tx_failed.get());
   v.u64("tx_nic_launch", s.tx.nic_launch.get());
+  v.u64("tx_waited_for_log", s.tx.waited_for_log.get());
+  v.u64("tx_log_late", s.tx.log_late.get());
 
   v.u64("control_loops", s.control.loops.get());
   v.u64("control_turns_late", s.control.turns_late.get());
   v.u64("control_mbuf_alloc_failed", s.control.mbuf_alloc_failed.get());
   v.u64("control_tx_ring_full", s.control.tx_ring_full.get());
   v.u64("control_log_ring_full", s.control.log_ring_full.get());
+  v.u64("control_acceptor_log_full", s.control.acceptor_log_full.get());
   v.u64("control_submitted", s.control.submitted.get());
   v.u64("control_submit_backpressure", s.control.submit_backpressure.get());
   v.u64("control_submit_too_large", s.control.submit_too_large.get());
@@ -128,6 +145,13 @@ void visit_stats(const StatsSources& s, StatsVisitor& v) {
 
   v.u64("io_records", s.io_records);
   v.u64("io_write_errors", s.io_write_errors);
+  if (s.log != nullptr) {
+    v.u64("log_appended_bytes", s.log->appended());
+    v.u64("log_durable_bytes", s.log->durable());
+    v.u64("log_syncs", s.log->syncs());
+    v.u64("log_write_errors", s.log->write_errors());
+    visit_histogram("log_sync", s.log->sync_latency(), v);
+  }
 
   for (int i = 0; i < kHistograms; ++i) visit_histogram(kHistogramNames[i], histogram_at(s, i), v);
 }
@@ -135,13 +159,14 @@ void visit_stats(const StatsSources& s, StatsVisitor& v) {
 const Histogram* find_histogram(const StatsSources& s, const std::string& name) {
   for (int i = 0; i < kHistograms; ++i)
     if (name == kHistogramNames[i]) return &histogram_at(s, i);
+  if (name == "log_sync" && s.log != nullptr) return &s.log->sync_latency();
   return nullptr;
 }
 
 std::string histogram_names() {
   std::string names;
   for (const char* n : kHistogramNames) names += (names.empty() ? "" : ", ") + std::string(n);
-  return names;
+  return names + ", log_sync (otfp)";
 }
 
 std::string stats_json(const StatsSources& s) {

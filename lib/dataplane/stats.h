@@ -10,6 +10,7 @@
 
 #include "core/node.h"
 #include "core/wire.h"
+#include "dataplane/acceptor_log.h"
 #include "dataplane/global_clock.h"
 #include "dataplane/histogram.h"
 #include "dataplane/options.h"
@@ -40,6 +41,7 @@ struct RxStats {  // the RX role
   Counter late;           // after it, or for another cycle
   Counter ring_full;      // the control lcore fell behind: frame dropped (counted as an omission)
   Counter accepted;       // handed to the control lcore
+  Counter dropped_by_knob;  // test knob --drop-rx: frames thrown away on purpose
   Histogram arrival_offset;  // rx instant minus the sender's transmit instant (first copy)
 };
 
@@ -50,6 +52,8 @@ struct TxStats {  // the TX role
   Counter missed;         // not sent: its slot was over when the TX role got to it
   Counter tx_failed;      // the PMD refused the frame for the whole window
   Counter nic_launch;     // handed to the NIC with a launch time
+  Counter waited_for_log; // otfp: frames held until the acceptor log was durable
+  Counter log_late;       // otfp: frames not sent: the log was not durable before the slot ended
   Histogram tx_error[kTxMethodCount];  // TSC at the tx_burst call minus the slot instant
 };
 
@@ -59,6 +63,7 @@ struct ControlStats {  // the control role
   Counter mbuf_alloc_failed;
   Counter tx_ring_full;
   Counter log_ring_full;  // delivery/event records the I/O thread never saw (must stay 0)
+  Counter acceptor_log_full;  // otfp: the acceptor log writer fell behind (fatal)
   Counter submitted;
   Counter submit_backpressure;
   Counter submit_too_large;
@@ -92,6 +97,7 @@ struct StatsSources {
   const NodeStatus& node;
   uint64_t io_records = 0;
   uint64_t io_write_errors = 0;
+  const AcceptorLog* log = nullptr;  // otfp
 };
 
 // Receives every statistic in a fixed order. Names use only [A-Za-z0-9_] (DPDK telemetry accepts nothing else): "rx_frames".

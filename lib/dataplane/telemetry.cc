@@ -25,7 +25,7 @@ int clamp_int(int64_t v) { return static_cast<int>(std::clamp<int64_t>(v, INT_MI
 StatsSources sources(const NodeStatus& node) {
   return StatsSources{g_ctx->rx, g_ctx->tx, g_ctx->control, node,
                       g_ctx->io_records.load(std::memory_order_relaxed),
-                      g_ctx->io_write_errors.load(std::memory_order_relaxed)};
+                      g_ctx->io_write_errors.load(std::memory_order_relaxed), g_ctx->log};
 }
 
 class TelemetryDict final : public StatsVisitor {
@@ -53,7 +53,7 @@ int cmd_info(const char*, const char*, rte_tel_data* d) {
   rte_tel_data_add_dict_int(d, "cluster_id", cfg.cluster_id);
   rte_tel_data_add_dict_int(d, "node_id", c.self);
   rte_tel_data_add_dict_int(d, "nodes", cfg.nodes);
-  rte_tel_data_add_dict_string(d, "order", cfg.order == Order::mars ? "mars" : "otfp");
+  rte_tel_data_add_dict_string(d, "order", core::to_string(cfg.order));
   rte_tel_data_add_dict_u64(d, "epoch_ns", static_cast<uint64_t>(sc.epoch_ns));
   rte_tel_data_add_dict_u64(d, "cycle_ns", static_cast<uint64_t>(sc.cycle_ns));
   rte_tel_data_add_dict_u64(d, "slot_offset_ns", static_cast<uint64_t>(slot.offset_ns));

@@ -98,6 +98,22 @@ unsigned TxRole::step(uint64_t& next_due_tsc) {
       next_due_tsc = deadline_tsc_ - lead_ticks_;
       return handled;
     }
+    // otfp: the votes in this frame must be in the acceptor log first (group commit per cycle).
+    if (ctx_.log != nullptr && ctx_.log->durable() < head_.log_offset) {
+      if (ctx_.clock.to_ns(now) < head_.close_ns) {
+        if (!waited_) ctx_.tx.waited_for_log.add();
+        waited_ = true;
+        next_due_tsc = 0;  // poll again soon
+        return handled;
+      }
+      ctx_.tx.log_late.add();
+      rte_pktmbuf_free(head_.mbuf);
+      have_head_ = false;
+      waited_ = false;
+      ++handled;
+      continue;
+    }
+    waited_ = false;
     send_head();
     have_head_ = false;
     ++handled;

@@ -27,6 +27,7 @@ class TxRole {
   void send_head();
   DaemonContext& ctx_;
   bool have_head_ = false;
+  bool waited_ = false;  // the head already counted as waiting for the acceptor log
   TxItem head_{};
   uint64_t deadline_tsc_ = 0;
   uint64_t lead_ticks_ = 0;

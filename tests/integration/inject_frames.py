@@ -104,6 +104,7 @@ INJECTOR_MAC = bytes.fromhex("020000000099")
 FRAME_MAGIC = 0x70B1
 WIRE_VERSION = 1
 KIND_SLOT = 1
+KIND_IC = 2  # interactive-consistency round data (core/ic_wire.h): a known kind
 HEADER_BYTES = 36
 SECTION_HEADER_BYTES = 4
 TRAILER_BYTES = 4
@@ -299,7 +300,7 @@ def decode_frame(b: bytes) -> Decoded:
         return Decoded("bad_magic")
     if version != WIRE_VERSION:
         return Decoded("bad_version")
-    if kind != KIND_SLOT:
+    if kind not in (KIND_SLOT, KIND_IC):
         return Decoded("bad_kind")
     if HEADER_BYTES + nbytes + TRAILER_BYTES > len(b):
         return Decoded("bad_length")
@@ -466,7 +467,7 @@ def build_bad_version(ctx: Ctx, rng: random.Random, i: int) -> bytes:
 
 
 def build_bad_kind(ctx: Ctx, rng: random.Random, i: int) -> bytes:
-    kind = [0, 2, 0xFF][i % 3] if i % 4 else rng.randrange(2, 256)
+    kind = [0, 3, 0xFF][i % 3] if i % 4 else rng.randrange(3, 256)  # 1 slot, 2 ic (wire.h)
     return ether(base_payload(ctx, rng, i, kind=kind))
 
 
@@ -969,7 +970,7 @@ def self_test() -> int:
     for cnt in (0, 1, 3, 0xFFFF):
         check(f"section count {cnt} of 2", err(patched(b, 30, ">H", cnt)) == "section_count")
     check("no sections, count 1", decode_frame(encode_frame(raw, section_count=1)).error == "section_count")
-    patches = ((0, ">H", 0x71B1), (0, ">H", 0xB170), (2, "B", 0), (2, "B", 2), (3, "B", 0), (3, "B", 2))
+    patches = ((0, ">H", 0x71B1), (0, ">H", 0xB170), (2, "B", 0), (2, "B", 2), (3, "B", 0), (3, "B", 3))
     check("magic, version, kind", [err(patched(b, at, fmt, v)) for at, fmt, v in patches]
           == ["bad_magic"] * 2 + ["bad_version"] * 2 + ["bad_kind"] * 2)
 

@@ -181,8 +181,11 @@ TEST_CASE("overrides are applied in order, the last one winning") {
 
 TEST_CASE("an override adds a key the file does not give") {
   const ClusterConfig c = load_ok_with(kGood, {{"timing.kappa", "5"}, {"timing.sends_per_slot", "1"},
-                                               {"cluster.order", "otfp"}});
+                                               {"cluster.order", "otfp"}, {"storage.path", "/tmp/a-{node}.log"}});
   CHECK(c.kappa == 5);
+  CHECK(c.node.kappa == 5);
+  CHECK(c.log_path_for(3) == "/tmp/a-3.log");
+  CHECK(c.log_sync);
   CHECK(c.node.schedule.sends_per_slot == 1);
   CHECK(c.order == tob::dataplane::Order::otfp);
   // Without the override the defaults hold.
@@ -285,4 +288,14 @@ TEST_CASE("numbers are decimal even with a leading zero, hexadecimal with 0x") {
   CHECK(hex.node.schedule.cycle_ns == 4'000'000);
   CHECK(override_error(replace(kGood, "cycle_ns = 4000000", "cycle_ns = 4e6"), {}).find("not an integer") !=
         std::string::npos);
+}
+
+TEST_CASE("otfp needs an acceptor log, and durability is sync or none") {
+  CHECK(override_error(kGood, {{"cluster.order", "otfp"}}).find("[storage] path") != std::string::npos);
+  const ClusterConfig c = load_ok_with(kGood, {{"cluster.order", "otfp"}, {"storage.path", "/x"},
+                                               {"storage.durability", "none"}, {"timing.window", "16"}});
+  CHECK_FALSE(c.log_sync);
+  CHECK(c.node.otfp_window == 16);
+  CHECK(override_error(kGood, {{"storage.durability", "maybe"}}).find("[storage] durability") != std::string::npos);
+  CHECK(override_error(kGood, {{"timing.window", "2"}}).find("[timing] window") != std::string::npos);
 }

@@ -21,7 +21,7 @@ const std::set<std::string> kOptionNames = {
     "--config",        "--node-id",         "--set",           "--port",          "--profile",
     "--single-lcore",  "--idle",            "--rt-priority",   "--idle-sleep-us", "--tx-method",
     "--tx-lead-us",    "--hybrid-margin-us", "--transport",    "--clock",         "--clock-offset-ns",
-    "--clock-drift-ppm", "--status-interval", "--deliveries",  "--events",        "--stats-file",
+    "--clock-drift-ppm", "--drop-rx", "--status-interval", "--deliveries",  "--events",        "--stats-file",
     "--duration",      "--gen-rate",        "--gen-size",      "--gen-count",     "--help"};
 
 // The required options followed by `extra`.
@@ -135,6 +135,7 @@ TEST_CASE("every option with a value is accepted as `--opt value` and as `--opt=
        [](const DaemonOptions& o) { CHECK(o.clock_offset_ns == 1'000'000'000'000); }},
       {"--clock-drift-ppm", "-12.5", [](const DaemonOptions& o) { CHECK(o.clock_drift_ppm == -12.5); }},
       {"--clock-drift-ppm", "1000", [](const DaemonOptions& o) { CHECK(o.clock_drift_ppm == 1000); }},
+      {"--drop-rx", "0.05", [](const DaemonOptions& o) { CHECK(o.drop_rx == 0.05); }},
       {"--status-interval", "0.25", [](const DaemonOptions& o) { CHECK(o.status_interval_s == 0.25); }},
       {"--status-interval", "0", [](const DaemonOptions& o) { CHECK(o.status_interval_s == 0); }},
       {"--deliveries", "/tmp/d.txt", [](const DaemonOptions& o) { CHECK(o.deliveries_path == "/tmp/d.txt"); }},
@@ -236,6 +237,8 @@ TEST_CASE("out-of-range and malformed values are refused with the option and val
   expect_bad_value("--clock-drift-ppm", "inf");
   expect_bad_value("--clock-drift-ppm", "1e400");
   expect_bad_value("--clock-drift-ppm", "fast");
+  expect_bad_value("--drop-rx", "1.5");
+  expect_bad_value("--drop-rx", "-0.1");
   expect_bad_value("--status-interval", "-1");
   expect_bad_value("--status-interval", "3601");
   expect_bad_value("--duration", "-0.5");
