@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "ic_main.h"
 #include "sim/checker.h"
 #include "sim/otfp_checker.h"
 #include "sim/simulator.h"
@@ -65,6 +66,9 @@ faults
 workload
   --load M                messages per node per cycle, Poisson (default 2)
   --payload MIN-MAX       payload bytes (default 16-64)
+interactive consistency
+  --ic                    RT-EIGByz and the key-value store with Byzantine nodes instead of an
+                          ordering engine; its own flags: tob-sim --ic --help
 output
   --deliveries FILE       every delivery as one line `node cycle sender msg_id` (cycle: the
                           sender's transmit cycle; msg_id counts up per sender in submit order)
@@ -272,6 +276,8 @@ std::string replay_command(int argc, char** argv, uint64_t seed) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i)
+    if (std::strcmp(argv[i], "--ic") == 0) return run_ic_main(argc, argv);
   Options o = parse(argc, argv);
   Scenario& s = o.scenario;
   const uint64_t first_seed = s.seed;

@@ -33,7 +33,8 @@ DecodeResult decode_frame(std::span<const uint8_t> bytes) {
   if (bytes.size() < kMinFrameBytes) return {DecodeError::too_short, {}};
   if (load_be16(p) != kFrameMagic) return {DecodeError::bad_magic, {}};
   if (p[2] != kWireVersion) return {DecodeError::bad_version, {}};
-  if (p[3] != static_cast<uint8_t>(FrameKind::slot)) return {DecodeError::bad_kind, {}};
+  if (p[3] != static_cast<uint8_t>(FrameKind::slot) && p[3] != static_cast<uint8_t>(FrameKind::ic))
+    return {DecodeError::bad_kind, {}};
   const uint32_t section_bytes = load_be32(p + 32);
   // Compare in 64 bits: no overflow for any 32-bit length.
   const uint64_t frame_bytes = uint64_t{kHeaderBytes} + section_bytes + kTrailerBytes;
@@ -43,7 +44,7 @@ DecodeResult decode_frame(std::span<const uint8_t> bytes) {
   if (crc32c(bytes.first(body_end)) != load_be32(p + body_end)) return {DecodeError::bad_crc, {}};
 
   FrameHeader& h = r.view.header;
-  h.kind = FrameKind::slot;
+  h.kind = static_cast<FrameKind>(p[3]);
   h.cluster_id = load_be16(p + 4);
   h.sender = p[6];
   h.flags = p[7];

@@ -5,7 +5,7 @@
 // off len field
 //   0   2 magic 0x70B1            20   8 view vector
 //   2   1 version (1)             28   1 stage
-//   3   1 kind (1 = slot frame)   29   1 suspected node (0xFF none)
+//   3   1 kind (1 slot, 2 ic)     29   1 suspected node (0xFF none)
 //   4   2 cluster id              30   2 section count
 //   6   1 sender node id          32   4 section bytes
 //   7   1 flags                   36   . sections: type u8, flags u8, length u16, body
@@ -35,7 +35,10 @@ inline constexpr size_t kTrailerBytes = 4;
 inline constexpr size_t kMinFrameBytes = kHeaderBytes + kTrailerBytes;
 inline constexpr size_t kMaxSectionBody = 0xFFFF;
 
-enum class FrameKind : uint8_t { slot = 1 };
+// slot: the ordering engine's frames (mars, otfp). ic: interactive-consistency round data
+// (core/ic_wire.h), sent in the same slot in frames of their own; drivers hand each kind to its
+// own component, so neither sees the other's frames.
+enum class FrameKind : uint8_t { slot = 1, ic = 2 };
 
 // Stage of a node in the MARS membership (seed 000 §6.1, table 6.2).
 enum class Stage : uint8_t { inactive = 0, active = 1, member = 2 };

@@ -65,9 +65,13 @@ unsigned ControlRole::take_frames() {
     const core::DecodeResult d =
         core::decode_frame(std::span<const uint8_t>(rte_pktmbuf_mtod(m, const uint8_t*), m->data_len));
     TOB_ASSERT(d.ok());  // the RX role passes only frames that decoded
+    done[i] = m;
+    if (d.view.header.kind != core::FrameKind::slot) {  // IC round data is not the engine's
+      ctx_.control.ic_frames_unused.add();
+      continue;
+    }
     node_.on_frame(d.view, items[i].rx_ns);
     handle_actions(now_ns);
-    done[i] = m;
   }
   rte_pktmbuf_free_bulk(done, n);
   return n;

@@ -128,6 +128,7 @@ void visit_stats(const StatsSources& s, StatsVisitor& v) {
   v.u64("control_tx_ring_full", s.control.tx_ring_full.get());
   v.u64("control_log_ring_full", s.control.log_ring_full.get());
   v.u64("control_acceptor_log_full", s.control.acceptor_log_full.get());
+  v.u64("control_ic_frames_unused", s.control.ic_frames_unused.get());
   v.u64("control_submitted", s.control.submitted.get());
   v.u64("control_submit_backpressure", s.control.submit_backpressure.get());
   v.u64("control_submit_too_large", s.control.submit_too_large.get());

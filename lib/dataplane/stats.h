@@ -64,6 +64,7 @@ struct ControlStats {  // the control role
   Counter tx_ring_full;
   Counter log_ring_full;  // delivery/event records the I/O thread never saw (must stay 0)
   Counter acceptor_log_full;  // otfp: the acceptor log writer fell behind (fatal)
+  Counter ic_frames_unused;   // interactive-consistency frames: this daemon runs no IC yet
   Counter submitted;
   Counter submit_backpressure;
   Counter submit_too_large;

@@ -3,6 +3,8 @@
 //   - decode_frame never reads outside the input (ASan) and never hits undefined behaviour;
 //   - a decoded frame's sections can all be iterated, and app batch sections either fail
 //     validate_batch or read back exactly `count` messages inside the section body;
+//   - ic_round sections either fail parse_ic_chunk or give chunk data that is exactly the rest
+//     of the section body;
 //   - re-encoding the decoded header and sections with FrameWriter gives back the input's
 //     frame bytes exactly, and those decode to the same header.
 // Also linked into fuzz-replay (replay.cc), which runs the committed corpus under g++.
@@ -15,6 +17,7 @@
 #include <vector>
 
 #include "core/batch.h"
+#include "core/ic_wire.h"
 #include "core/wire.h"
 
 namespace {
@@ -55,6 +58,16 @@ void check_batch(std::span<const uint8_t> body) {
         "validated batch entries cover the body exactly");
 }
 
+void check_ic_chunk(std::span<const uint8_t> body) {
+  IcChunk c;
+  if (!parse_ic_chunk(body, c)) {
+    check(body.size() < kIcChunkHeaderBytes || body[9] != 0, "ic chunk refused only when short or reserved set");
+    return;
+  }
+  check(inside(c.data, body), "ic chunk data inside the section body");
+  check(c.data.size() + kIcChunkHeaderBytes == body.size(), "ic chunk data is the rest of the body");
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -76,6 +89,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (size_t off = 0; v.next_section(off, s);) {
     check(inside(s.body, v.sections), "section body inside the section area");
     if (s.type == SectionType::app_batch) check_batch(s.body);
+    if (s.type == SectionType::ic_round) check_ic_chunk(s.body);
     check(w.add_section(s.type, s.flags, s.body), "a decoded section can be encoded again");
     ++sections;
   }

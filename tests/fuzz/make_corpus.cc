@@ -13,6 +13,7 @@
 #include "core/batch.h"
 #include "core/bytes.h"
 #include "core/crc32c.h"
+#include "core/ic_wire.h"
 #include "core/wire.h"
 
 namespace {
@@ -138,7 +139,7 @@ int main(int argc, char** argv) {
   write("bad-too-short-39", Bytes(header_only.begin(), header_only.end() - 1));
   write("bad-magic", patched(one, 0, 0x71, false));
   write("bad-version", patched(one, 2, 2, false));
-  write("bad-kind", patched(one, 3, 2, false));
+  write("bad-kind", patched(one, 3, 3, true));
   write("bad-sender-64", patched(one, 6, 64, true));
   write("bad-segment-count-0", patched(header_only, 19, 0, true));
   write("bad-stage-3", patched(one, 28, 3, true));
@@ -184,6 +185,36 @@ int main(int argc, char** argv) {
         encode(member_header(1, 5), {{SectionType::app_batch, {0, 1}}}));
   write("membership-wrong-size",
         encode(member_header(1, 5), {{SectionType::membership, {1, 2, 3}}}));
+
+  // Interactive-consistency frames (kind 2, ic_round sections; core/ic_wire.h): a round message
+  // cut into chunks over two frames, and chunk headers the IC node must refuse.
+  {
+    Bytes big(2000);
+    Bytes small(40);
+    for (size_t k = 0; k < big.size(); ++k) big[k] = static_cast<uint8_t>(k * 7);
+    for (size_t k = 0; k < small.size(); ++k) small[k] = static_cast<uint8_t>(k);
+    const IcMessage msgs[] = {{9, 1, small}, {8, 2, big}};
+    IcFrameParams p;
+    p.sender = 2;
+    p.cycle = 10;
+    p.chunk_bytes = 1024;
+    p.frame_bytes_max = 1500;
+    Bytes out(4 * p.frame_bytes_max);
+    size_t lengths[4];
+    const size_t frames = encode_ic_frames(msgs, p, out, lengths);
+    if (frames != 2) std::abort();
+    write("valid-ic-round-frame-0", Bytes(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(lengths[0])));
+    write("valid-ic-round-frame-1", Bytes(out.begin() + 1500, out.begin() + 1500 + static_cast<std::ptrdiff_t>(lengths[1])));
+    FrameHeader h = member_header(3, 11);
+    h.kind = FrameKind::ic;
+    h.stage = Stage::inactive;
+    h.view_vector = 0;
+    write("ic-chunk-shorter-than-header", encode(h, {{SectionType::ic_round, Bytes(15, 1)}}));
+    Bytes reserved(kIcChunkHeaderBytes + 4, 0);
+    reserved[8] = 1;
+    reserved[9] = 0x80;
+    write("ic-chunk-reserved-set", encode(h, {{SectionType::ic_round, reserved}}));
+  }
 
   std::printf("wrote %d files to %s\n", g_written, g_dir.c_str());
   return 0;

@@ -348,11 +348,19 @@ TEST_CASE("decoder rejects a wrong magic, version or kind", "[wire][malformed]")
     f[2] = 2;
     CHECK(decode_error(f) == DecodeError::bad_version);
   }
-  SECTION("kind 0 and 2 (reserved)") {
-    f[3] = 0;
-    CHECK(decode_error(f) == DecodeError::bad_kind);
+  SECTION("kind 0, 3 and 255 (reserved)") {
+    for (int kind : {0, 3, 255}) {
+      f[3] = static_cast<uint8_t>(kind);
+      INFO("kind " << kind);
+      CHECK(decode_error(f) == DecodeError::bad_kind);
+    }
+  }
+  SECTION("kind 2 (ic round data) decodes with its kind") {
     f[3] = 2;
-    CHECK(decode_error(f) == DecodeError::bad_kind);
+    reseal(f);
+    const DecodeResult r = decode_frame(f);
+    REQUIRE(r.ok());
+    CHECK(r.view.header.kind == FrameKind::ic);
   }
 }
 
