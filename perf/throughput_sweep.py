@@ -5,7 +5,12 @@ per second delivered at node 0, i.e. the cluster's total order) and the submit-t
 latency at every node. Above the knee the nodes' queues fill: submissions meet backpressure
 (refused, retried) and latency grows with the queue, never with losses.
 
-    throughput_sweep.py [--rates 25,100,...] [--seconds S] [--cycle-ns C] [--series NAME]
+    throughput_sweep.py [--rates 25,100,...] [--seconds S] [--cycle-ns C] [--orders mars,otfp]
+                        [--series NAME]
+
+With --orders mars,otfp the engines are swept one after the other in the same invocation (same
+rates, same machine state), each on a freshly started cluster; a series is named after its
+engine unless --series is given.
 
 Appends to OUT/sweep.json (plot: /usr/bin/python3 scripts/plot.py throughput OUT).
 """
@@ -33,12 +38,12 @@ def step(rate: float, args: argparse.Namespace, out: Path) -> dict:
         cmd = ["ip", "netns", "exec", f"tob-n{k}", str(LOAD), "--proc-type=secondary", f"--file-prefix=tob-node{k}",
                "--no-pci", "--log-level=lib.eal:error", "--", "--cluster", "netns", "--rate", str(rate),
                "--pattern", "poisson", "--size", "64", "--seed", str(k + 1), "--duration", str(args.seconds),
-               "--drain", "3", "--progress", "0", "--summary", str(out / f"{args.series}-{rate:g}-node{k}.json")]
+               "--drain", "3", "--progress", "0", "--summary", str(out / f"{args.series_name}-{rate:g}-node{k}.json")]
         procs.append(subprocess.Popen(cmd, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT))
     for p in procs:
         p.communicate(timeout=args.seconds + 120)
-    s = [json.loads((out / f"{args.series}-{rate:g}-node{k}.json").read_text()) for k in range(NODES)]
-    return {"series": args.series, "offered_per_node": rate, "offered_total": rate * NODES,
+    s = [json.loads((out / f"{args.series_name}-{rate:g}-node{k}.json").read_text()) for k in range(NODES)]
+    return {"series": args.series_name, "offered_per_node": rate, "offered_total": rate * NODES,
             "submitted": sum(x["submitted"] for x in s), "refused": sum(x["refused"] for x in s),
             "throughput_msgs_s": s[0]["throughput_msgs_s"],
             "p50_ms": max(x["latency_ns"]["p50"] for x in s) / 1e6,
@@ -47,21 +52,7 @@ def step(rate: float, args: argparse.Namespace, out: Path) -> dict:
             "errors": [x["error"] for x in s if x["error"] != 0]}
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--rates", default="25,100,200,300,400,600,1000")
-    ap.add_argument("--seconds", type=float, default=15)
-    ap.add_argument("--cycle-ns", type=int, default=40_000_000)
-    ap.add_argument("--series", default="mars")
-    ap.add_argument("--daemon-args", default="")
-    ap.add_argument("--out", default="/tmp/dpdk-tob-throughput")
-    args = ap.parse_args()
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    env = dict(os.environ, TOB_RUN_DIR=str(out / "run"), TOB_CYCLE_NS=str(args.cycle_ns), TOB_BUILD_DIR=str(BUILD),
-               TOB_DAEMON_ARGS=args.daemon_args, TOB_STATUS_INTERVAL="10")
-    sweep_path = out / "sweep.json"
-    rows = json.loads(sweep_path.read_text()) if sweep_path.exists() else []
+def sweep(env: dict, args: argparse.Namespace, out: Path, rows: list, sweep_path: Path) -> int:
     cluster(env, "down", check=False)
     cluster(env, "up", str(NODES))
     try:
@@ -73,7 +64,7 @@ def main() -> int:
             r = step(rate, args, out)
             rows.append(r)
             sweep_path.write_text(json.dumps(rows, indent=1))
-            print(f"{args.series}: offered {r['offered_total']:.0f}/s -> delivered {r['throughput_msgs_s']:.0f}/s, "
+            print(f"{args.series_name}: offered {r['offered_total']:.0f}/s -> delivered {r['throughput_msgs_s']:.0f}/s, "
                   f"latency p50 {r['p50_ms']:.1f} ms p99 {r['p99_ms']:.1f} ms max {r['max_ms']:.1f} ms, "
                   f"refused {r['refused']}", flush=True)
         stats = [telemetry(k, "/tob/stats") for k in range(NODES)]
@@ -81,6 +72,32 @@ def main() -> int:
               "membership changes:", sum(s["node_removals"] + s["node_self_shutdowns"] for s in stats))
     finally:
         cluster(env, "down", check=False)
+    return 0
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rates", default="25,100,200,300,400,600,1000")
+    ap.add_argument("--seconds", type=float, default=15)
+    ap.add_argument("--cycle-ns", type=int, default=40_000_000)
+    ap.add_argument("--orders", default="mars", help="engines to sweep, in turn (mars, otfp)")
+    ap.add_argument("--series", default="", help="series name (default: the engine)")
+    ap.add_argument("--daemon-args", default="")
+    ap.add_argument("--out", default="/tmp/dpdk-tob-throughput")
+    args = ap.parse_args()
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    sweep_path = out / "sweep.json"
+    rows = json.loads(sweep_path.read_text()) if sweep_path.exists() else []
+    for order in args.orders.split(","):
+        if order not in ("mars", "otfp"):
+            print(f"--orders: unknown engine {order!r} (mars, otfp)", file=sys.stderr)
+            return 2
+        args.series_name = args.series or order
+        env = dict(os.environ, TOB_RUN_DIR=str(out / "run"), TOB_CYCLE_NS=str(args.cycle_ns), TOB_BUILD_DIR=str(BUILD),
+                   TOB_DAEMON_ARGS=args.daemon_args, TOB_STATUS_INTERVAL="10", TOB_ORDER=order)
+        if sweep(env, args, out, rows, sweep_path) != 0:
+            return 1
     print(f"appended to {sweep_path}; plot with: /usr/bin/python3 scripts/plot.py throughput {out}")
     return 0
 

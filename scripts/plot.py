@@ -3,7 +3,8 @@
 
     scripts/plot.py latency DIR      DIR from perf/latency_experiment.py: latency CDFs and
                                      histograms per scenario, node 0's arrival offsets
-    scripts/plot.py throughput DIR   DIR from perf/throughput_sweep.py: throughput vs latency
+    scripts/plot.py throughput DIR   DIR from perf/throughput_sweep.py: delivered rate and
+                                     latency vs offered load, per series (engine)
     scripts/plot.py csv FILE...      dpdk-tob-load --out files: one latency CDF per file
     scripts/plot.py simloss DIR      DIR from perf/sim_loss_sweep.py: latency in cycles and
                                      otfp collision/recovery rate vs loss, mars vs otfp
@@ -91,18 +92,28 @@ def plot_latency(d: Path, out: Path) -> list[Path]:
 
 
 def plot_throughput(d: Path, out: Path) -> list[Path]:
+    """Delivered vs offered load, and latency vs offered load (sorted by offered: above the knee
+    the delivered rate is flat and a latency-vs-delivered curve would fold over itself)."""
     rows = json.loads((d / "sweep.json").read_text())
-    fig, ax = plt.subplots(figsize=(8, 5))
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(12, 4.5))
+    top = 0.0
     for series in sorted({r["series"] for r in rows}):
-        pts = sorted((r["throughput_msgs_s"], r["p50_ms"], r["p99_ms"]) for r in rows if r["series"] == series)
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=f"{series} p50")
-        ax.plot([p[0] for p in pts], [p[2] for p in pts], marker="x", linestyle="--", label=f"{series} p99")
-    ax.set_xlabel("delivered messages per second (cluster total)")
-    ax.set_ylabel("latency (ms)")
-    ax.set_yscale("log")
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8)
-    ax.set_title("dpdk-tob throughput vs latency")
+        pts = sorted((r["offered_total"], r["throughput_msgs_s"], r["p50_ms"], r["p99_ms"]) for r in rows
+                     if r["series"] == series)
+        top = max(top, max(p[0] for p in pts))
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=series)
+        bx.plot([p[0] for p in pts], [p[2] for p in pts], marker="o", label=f"{series} p50")
+        bx.plot([p[0] for p in pts], [p[3] for p in pts], marker="x", linestyle="--", label=f"{series} p99")
+    ax.plot([0, top], [0, top], color="grey", linewidth=0.8, linestyle=":", label="delivered = offered")
+    ax.set_xlabel("offered messages per second (cluster total)")
+    ax.set_ylabel("delivered messages per second")
+    bx.set_xlabel("offered messages per second (cluster total)")
+    bx.set_ylabel("latency submit -> delivery (ms)")
+    bx.set_yscale("log")
+    for a in (ax, bx):
+        a.grid(True, alpha=0.3)
+        a.legend(fontsize=8)
+    fig.suptitle("dpdk-tob throughput and latency vs offered load")
     p = out / "throughput-latency.png"
     fig.savefig(p, dpi=110, bbox_inches="tight")
     return [p]
