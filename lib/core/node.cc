@@ -132,11 +132,7 @@ Node::Node(const NodeConfig& config, Schedule sched)
 
 void Node::clear_if_taken() {
   if (!taken_) return;
-  actions_.tx.clear();
-  actions_.deliveries.clear();
-  actions_.events.clear();
-  actions_.undelivered.clear();
-  actions_.persist.clear();
+  actions_.clear();
   taken_ = false;
 }
 

@@ -118,6 +118,13 @@ struct Actions {
   bool empty() const {
     return tx.empty() && deliveries.empty() && events.empty() && undelivered.empty() && persist.empty();
   }
+  void clear() {  // keeps the capacity: no allocation on the next round
+    tx.clear();
+    deliveries.clear();
+    events.clear();
+    undelivered.clear();
+    persist.clear();
+  }
 };
 
 enum class FrameVerdict : uint8_t {

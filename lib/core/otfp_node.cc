@@ -39,6 +39,16 @@ size_t fitting(const FrameWriter& w, size_t header, size_t entry, size_t want) {
   return room < header ? 0 : std::min(want, (room - header) / entry);
 }
 
+// A list section of votes, as many of `votes` as fit in what is left of the frame (the rest go
+// in a later slot: every list is repeated until it no longer applies).
+void put_votes(FrameWriter& w, SectionType type, std::vector<OtfpVote>& votes) {
+  if (votes.empty()) return;
+  votes.resize(fitting(w, kOtfpListHeader, kOtfpVoteBytes, votes.size()));
+  if (votes.empty()) return;
+  auto body = w.open_section(type, 0, kOtfpListHeader + votes.size() * kOtfpVoteBytes);
+  w.close_section(write_votes(body, votes));
+}
+
 }  // namespace
 
 Result<std::unique_ptr<OtfpNode>> OtfpNode::create(const NodeConfig& config, std::span<const uint8_t> log) {
@@ -92,11 +102,7 @@ OtfpNode::OtfpNode(const NodeConfig& config, Schedule sched)
 
 void OtfpNode::clear_if_taken() {
   if (!taken_) return;
-  actions_.tx.clear();
-  actions_.deliveries.clear();
-  actions_.events.clear();
-  actions_.undelivered.clear();
-  actions_.persist.clear();
+  actions_.clear();
   taken_ = false;
 }
 
@@ -985,13 +991,7 @@ void OtfpNode::transmit(const Turn& t) {
   for (int64_t i = needed_low(); i <= cycle_ && scratch_votes_.size() < kVotesPerFrame; ++i)
     if (const Instance* in = held(i); in != nullptr && !in->decided && in->proposal_ballot != 0)
       scratch_votes_.push_back({i, in->proposal_ballot, in->proposal});
-  if (!scratch_votes_.empty()) {
-    scratch_votes_.resize(fitting(w, kOtfpListHeader, kOtfpVoteBytes, scratch_votes_.size()));
-    if (!scratch_votes_.empty()) {
-      auto body = w.open_section(SectionType::otfp_phase2a, 0, kOtfpListHeader + scratch_votes_.size() * kOtfpVoteBytes);
-      w.close_section(write_votes(body, scratch_votes_));
-    }
-  }
+  put_votes(w, SectionType::otfp_phase2a, scratch_votes_);
   // Votes (phase 2b) for the instances some live node has not delivered yet, oldest first.
   int64_t vote_from = low_;
   for (NodeId k = 0; k < n_; ++k)
@@ -1002,26 +1002,14 @@ void OtfpNode::transmit(const Turn& t) {
   for (int64_t i = cycle_; i >= vote_from && scratch_votes_.size() < kVotesPerFrame; --i)
     if (const Instance* in = held(i); in != nullptr && in->voted_ballot != 0)
       scratch_votes_.push_back({i, in->voted_ballot, in->voted});
-  if (!scratch_votes_.empty()) {
-    scratch_votes_.resize(fitting(w, kOtfpListHeader, kOtfpVoteBytes, scratch_votes_.size()));
-    if (!scratch_votes_.empty()) {
-      auto body = w.open_section(SectionType::otfp_vote, 0, kOtfpListHeader + scratch_votes_.size() * kOtfpVoteBytes);
-      w.close_section(write_votes(body, scratch_votes_));
-    }
-  }
+  put_votes(w, SectionType::otfp_vote, scratch_votes_);
   // Decisions for the nodes behind (a node that lost the votes of a decided instance, or a
   // coordinator whose recovery ballot came after the others decided).
   scratch_votes_.clear();
   for (int64_t i = vote_from; i < low_ && scratch_votes_.size() < kVotesPerFrame; ++i)
     if (const Instance* in = held(i); in != nullptr && in->decided)
       scratch_votes_.push_back({i, in->decided_ballot, in->decision});
-  if (!scratch_votes_.empty()) {
-    scratch_votes_.resize(fitting(w, kOtfpListHeader, kOtfpVoteBytes, scratch_votes_.size()));
-    if (!scratch_votes_.empty()) {
-      auto body = w.open_section(SectionType::otfp_decided, 0, kOtfpListHeader + scratch_votes_.size() * kOtfpVoteBytes);
-      w.close_section(write_votes(body, scratch_votes_));
-    }
-  }
+  put_votes(w, SectionType::otfp_decided, scratch_votes_);
   // Retransmission requests.
   scratch_requests_.clear();
   for (int64_t i = std::max(floor_, cycle_ - kRing + 2); i <= cycle_ && scratch_requests_.size() < kRequestsPerFrame; ++i) {

@@ -4,7 +4,9 @@
 // cycle of sending. A node is *correct* if it never crashed and never shut itself down.
 #pragma once
 
+#include <cstdarg>
 #include <cstdint>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -29,6 +31,24 @@ struct CheckStats {
   int correct_nodes = 0;
   int64_t detection_cycles_max_x1000 = 0;  // worst failure detection, in thousandths of a cycle
   int failures_checked = 0;
+};
+
+// Records a violation, printf-style, in a report with `violations` and `violation_count` (every
+// checker's report): counts them all, keeps the text of the first kMaxReported.
+template <class Report>
+struct Reporter {
+  static constexpr size_t kMaxReported = 20;
+  Report& r;
+  void operator()(const char* property, const char* f, ...) __attribute__((format(printf, 3, 4))) {
+    ++r.violation_count;
+    if (r.violations.size() >= kMaxReported) return;
+    char buf[400];
+    va_list ap;
+    va_start(ap, f);
+    std::vsnprintf(buf, sizeof buf, f, ap);
+    va_end(ap);
+    r.violations.push_back({property, buf});
+  }
 };
 
 struct CheckReport {

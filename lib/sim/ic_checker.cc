@@ -12,21 +12,6 @@
 namespace tob::sim {
 namespace {
 
-constexpr size_t kMaxReported = 20;
-
-struct Reporter {
-  IcCheckReport& r;
-  void operator()(const char* property, const char* f, ...) __attribute__((format(printf, 3, 4))) {
-    ++r.violation_count;
-    if (r.violations.size() >= kMaxReported) return;
-    char buf[400];
-    va_list ap;
-    va_start(ap, f);
-    std::vsnprintf(buf, sizeof buf, f, ap);
-    va_end(ap);
-    r.violations.push_back({property, buf});
-  }
-};
 
 using Bytes = std::vector<uint8_t>;
 
@@ -123,7 +108,7 @@ const std::vector<std::string>& ic_property_names() {
 
 IcCheckReport check_ic(const IcRecords& rec) {
   IcCheckReport report;
-  Reporter fail{report};
+  Reporter<IcCheckReport> fail{report};
   IcCheckStats& st = report.stats;
   const auto n = static_cast<size_t>(rec.nodes);
   const auto correct = [&](size_t i) { return rec.roles[i] == IcRole::correct; };

@@ -12,23 +12,8 @@ namespace tob::sim {
 
 namespace {
 
-constexpr size_t kMaxReported = 20;
-
 uint64_t key_of(core::NodeId sender, uint64_t msg_id) { return (uint64_t{sender} << 56) ^ msg_id; }
 
-struct Reporter {
-  CheckReport& r;
-  void operator()(const char* property, const char* f, ...) __attribute__((format(printf, 3, 4))) {
-    ++r.violation_count;
-    if (r.violations.size() >= kMaxReported) return;
-    char buf[400];
-    va_list ap;
-    va_start(ap, f);
-    std::vsnprintf(buf, sizeof buf, f, ap);
-    va_end(ap);
-    r.violations.push_back({property, buf});
-  }
-};
 
 }  // namespace
 
@@ -40,7 +25,7 @@ const std::vector<std::string>& otfp_property_names() {
 
 CheckReport check_otfp(const core::Schedule& sched, const Records& rec, const OtfpCheckParams& p) {
   CheckReport report;
-  Reporter fail{report};
+  Reporter<CheckReport> fail{report};
   CheckStats& st = report.stats;
   const int n = static_cast<int>(rec.lives.size());
   const int64_t final_cycle = sched.cycle_of(rec.end_ns);
