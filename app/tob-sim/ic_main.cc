@@ -10,11 +10,15 @@
 #include <cstring>
 #include <string>
 
+#include "cli.h"
 #include "core/ic_reduce.h"
 #include "sim/ic_checker.h"
 #include "sim/ic_simulator.h"
 
 namespace {
+
+using tob::simcli::parse_int;
+using tob::simcli::usage_error;
 
 using tob::sim::IcScenario;
 
@@ -54,21 +58,6 @@ output
   --quiet                 only the summary and result lines
   --help                  this text
 )";
-
-[[noreturn]] void usage_error(const std::string& msg) {
-  std::fprintf(stderr, "tob-sim: %s\nTry 'tob-sim --ic --help'.\n", msg.c_str());
-  std::exit(2);
-}
-
-int64_t parse_int(const char* flag, const char* v, int64_t lo, int64_t hi) {
-  char* end = nullptr;
-  errno = 0;
-  const long long x = std::strtoll(v, &end, 10);
-  if (errno != 0 || end == v || *end != '\0' || x < lo || x > hi)
-    usage_error(std::string(flag) + " needs an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got '" + v +
-                "'");
-  return x;
-}
 
 struct Options {
   IcScenario s;
@@ -181,6 +170,7 @@ std::string replay_command(int argc, char** argv, uint64_t seed) {
 }  // namespace
 
 int run_ic_main(int argc, char** argv) {
+  tob::simcli::set_help_hint("tob-sim --ic --help");
   Options o = parse(argc, argv);
   IcScenario& s = o.s;
   const uint64_t first_seed = s.seed;

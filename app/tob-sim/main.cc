@@ -9,12 +9,18 @@
 #include <string>
 #include <vector>
 
+#include "cli.h"
 #include "ic_main.h"
 #include "sim/checker.h"
 #include "sim/otfp_checker.h"
 #include "sim/simulator.h"
 
 namespace {
+
+using tob::simcli::parse_int;
+using tob::simcli::usage_error;
+using tob::simcli::parse_nonneg;
+using tob::simcli::parse_prob;
 
 using tob::sim::Fault;
 using tob::sim::FaultKind;
@@ -76,38 +82,6 @@ output
   --quiet                 only the result line
   --help                  this text
 )";
-
-[[noreturn]] void usage_error(const std::string& msg) {
-  std::fprintf(stderr, "tob-sim: %s\nTry 'tob-sim --help'.\n", msg.c_str());
-  std::exit(2);
-}
-
-int64_t parse_int(const char* flag, const char* v, int64_t lo, int64_t hi) {
-  char* end = nullptr;
-  errno = 0;
-  const long long x = std::strtoll(v, &end, 10);
-  if (errno != 0 || end == v || *end != '\0' || x < lo || x > hi)
-    usage_error(std::string(flag) + " needs an integer in [" + std::to_string(lo) + ", " +
-                std::to_string(hi) + "], got '" + v + "'");
-  return x;
-}
-
-double parse_prob(const char* flag, const char* v) {
-  char* end = nullptr;
-  errno = 0;
-  const double x = std::strtod(v, &end);
-  if (errno != 0 || end == v || *end != '\0' || !(x >= 0.0 && x <= 1.0))
-    usage_error(std::string(flag) + " needs a probability in [0, 1], got '" + v + "'");
-  return x;
-}
-
-double parse_nonneg(const char* flag, const char* v) {
-  char* end = nullptr;
-  const double x = std::strtod(v, &end);
-  if (end == v || *end != '\0' || !(x >= 0.0 && x < 1e6))
-    usage_error(std::string(flag) + " needs a non-negative number, got '" + v + "'");
-  return x;
-}
 
 Fault parse_crash(const char* v) {
   int node = 0;

@@ -27,4 +27,12 @@ inline uint64_t load_be64(const uint8_t* p) {
   return (static_cast<uint64_t>(load_be32(p)) << 32) | load_be32(p + 4);
 }
 
+// splitmix64's finaliser: a cheap, well-mixed 64-bit hash (seeds, digests, fault patterns).
+constexpr uint64_t mix64(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
 }  // namespace tob::core

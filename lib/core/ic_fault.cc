@@ -9,12 +9,6 @@
 namespace tob::core {
 namespace {
 
-uint64_t mix(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
 
 }  // namespace
 
@@ -37,13 +31,13 @@ void ic_lie(std::span<uint8_t> message, size_t entry_bytes, const KvLimits& limi
         ++t_pub;
         store_be64(h, t_pub);
       }
-      uint64_t x = mix(fnv1a64({h + kKvEntryHeaderBytes, key_len}, mix(seed ^ t_pub)));
+      uint64_t x = mix64(fnv1a64({h + kKvEntryHeaderBytes, key_len}, mix64(seed ^ t_pub)));
       uint8_t* value = h + kKvEntryHeaderBytes + key_len;
       if (value_len == kNumericValueBytes) {
         encode_f64(static_cast<double>(static_cast<int64_t>(x % 200001) - 100000) / 100.0, {value, value_len});
       } else {
         for (size_t k = 0; k < value_len; ++k) {
-          if (k % 8 == 0) x = mix(x);
+          if (k % 8 == 0) x = mix64(x);
           value[k] = static_cast<uint8_t>(x >> (8 * (k % 8)));
         }
       }
@@ -55,16 +49,16 @@ void ic_lie(std::span<uint8_t> message, size_t entry_bytes, const KvLimits& limi
 void ic_garble(std::span<uint8_t> message, size_t entry_bytes, uint64_t seed) {
   TOB_ASSERT(entry_bytes > kEigEntryHeaderBytes && message.size() % entry_bytes == 0);
   const size_t value_max = entry_bytes - kEigEntryHeaderBytes;
-  uint64_t x = mix(seed);
+  uint64_t x = mix64(seed);
   for (size_t off = 0; off < message.size(); off += entry_bytes) {
     std::span<uint8_t> e = message.subspan(off, entry_bytes);
-    x = mix(x);
+    x = mix64(x);
     switch (x % 4) {
       case 0: EigTree::write_bottom(e); break;
       case 1: store_be32(e.data(), static_cast<uint32_t>(value_max + 1 + (x >> 32) % 1000)); break;
       case 2:
         for (size_t k = 0; k < e.size(); ++k) {
-          if (k % 8 == 0) x = mix(x);
+          if (k % 8 == 0) x = mix64(x);
           e[k] = static_cast<uint8_t>(x >> (8 * (k % 8)));
         }
         break;

@@ -26,12 +26,6 @@ constexpr size_t kDedupWords = kDedupBits / 64;
 constexpr size_t kOtfpFrameOverhead =
     kMinFrameBytes + kSectionHeaderBytes + kOtfpStateBytes + kSectionHeaderBytes + kOtfpDataHeader;
 
-uint64_t mix(uint64_t x) {  // splitmix64 finaliser
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
 
 // How many entries of a list section fit in what is left of the frame (at most `want`).
 size_t fitting(const FrameWriter& w, size_t header, size_t entry, size_t want) {
@@ -187,10 +181,10 @@ bool OtfpNode::store_batch(int64_t i, NodeId sender, std::span<const uint8_t> bo
 bool OtfpNode::holds_all(const Instance& in, uint64_t mask) const { return (mask & ~in.have) == 0; }
 
 OtfpValue OtfpNode::value_of(const Instance& in, uint64_t mask) const {
-  uint64_t h = mix(static_cast<uint64_t>(in.id));
+  uint64_t h = mix64(static_cast<uint64_t>(in.id));
   for (uint64_t m = mask; m != 0; m &= m - 1) {
     const int s = std::countr_zero(m);
-    h = mix(h ^ (static_cast<uint64_t>(s) << 32 | in.crc[static_cast<size_t>(s)]));
+    h = mix64(h ^ (static_cast<uint64_t>(s) << 32 | in.crc[static_cast<size_t>(s)]));
   }
   return {mask, mask == 0 ? 0 : h};
 }

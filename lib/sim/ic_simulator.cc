@@ -10,13 +10,8 @@
 namespace tob::sim {
 namespace {
 
-uint64_t mix(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
-uint64_t hash(uint64_t a, uint64_t b, uint64_t c = 0, uint64_t d = 0) { return mix(mix(mix(mix(a) ^ b) ^ c) ^ d); }
+using core::mix64;
+uint64_t hash(uint64_t a, uint64_t b, uint64_t c = 0, uint64_t d = 0) { return mix64(mix64(mix64(mix64(a) ^ b) ^ c) ^ d); }
 
 std::span<const uint8_t> bytes_of(const std::string& s) { return {reinterpret_cast<const uint8_t*>(s.data()), s.size()}; }
 
@@ -348,7 +343,7 @@ std::vector<uint8_t> IcSimulator::value_for(int node, int64_t period, int key, c
   switch (r) {
     case core::Reduction::majority: {
       v.resize(1 + base % 16);
-      for (size_t k = 0; k < v.size(); ++k) v[k] = static_cast<uint8_t>(mix(base + k) >> 13);
+      for (size_t k = 0; k < v.size(); ++k) v[k] = static_cast<uint8_t>(mix64(base + k) >> 13);
       if (wild) v[0] ^= 0x5A;
       break;
     }
