@@ -32,7 +32,7 @@ extern "C" {
 
 /* The shared-memory layout version this header was built for; tob_attach refuses a daemon
  * with another one (TOB_EVERSION). */
-#define TOB_ABI_VERSION 1
+#define TOB_ABI_VERSION 2
 
 enum tob_error {
   TOB_OK = 0,
@@ -48,7 +48,15 @@ enum tob_error {
                               are gone; it must detach (nothing was silently skipped) */
   TOB_ETOOLATE = -1006,    /* resume position older than what the daemon still holds */
   TOB_EDETACHED = -1007,   /* the client was detached (by tob_detach, or the daemon stopped) */
-  TOB_ENOEAL = -1008       /* rte_eal_init has not run in this process */
+  TOB_ENOEAL = -1008,      /* rte_eal_init has not run in this process */
+  TOB_ENOIC = -1009,       /* the cluster runs no interactive consistency (no [ic] section) */
+  TOB_EDEADLINE = -1010,   /* tob_kv_write: the IC instance that would carry the write finishes
+                              after t_pub_ns; nothing was taken (seed 004: refused at once) */
+  TOB_ENOTFOUND = -1011,   /* tob_kv_read: no version of the key published in [t_min, now] */
+  TOB_EEVICTED = -1012,    /* tob_kv_read: that range reaches into versions dropped by retention */
+  TOB_EREDUCTION = -1013   /* tob_kv_read: the value published for the range could not be
+                              reduced (too many missing or faulty copies): no value rather than
+                              a wrong one */
 };
 
 /* One delivered message. Identical on every node: seq, cycle, sender, client, msg_id,
@@ -106,6 +114,38 @@ uint16_t tob_client_id(const struct tob_client *client);
 uint16_t tob_node_id(const struct tob_client *client);
 int tob_get_stats(const struct tob_client *client, struct tob_client_stats *out);
 const char *tob_strerror(int error);
+
+/* Interactive consistency and the time-aware key-value store (seed 004, docs/protocol-ic.md).
+ * Replicas of a control application write their values for a publishing instant; every node
+ * agrees on all replicas' values (RT-EIGByz, tolerating f lying, omitting or crashed nodes),
+ * reduces them per key (majority, fault-tolerant median or midpoint, from cluster.ini [ic]) and
+ * publishes the result at exactly t_pub on every node. Both calls are non-blocking.
+ *
+ * Numbers for the median and midpoint reductions are 8 bytes big-endian: an IEEE double or an
+ * int64, per key class; tob_kv_f64/tob_kv_to_f64 convert. */
+
+/* Writes `value` for `key`, to be published at t_pub_ns (global time). 0 when taken; then the
+ * IC instance of the current period carries it. TOB_EDEADLINE when that instance cannot finish
+ * by t_pub_ns (tob_kv_earliest_pub_ns tells the earliest possible), TOB_ETOOLARGE for a key or
+ * value beyond the [ic] bounds, TOB_EINVAL for an empty key or a value that is not a number for
+ * a numeric key, TOB_EAGAIN when the ring to the daemon is full, TOB_ENOIC without IC. */
+int tob_kv_write(struct tob_client *client, const void *key, size_t key_len, int64_t t_pub_ns,
+                 const void *value, size_t value_len);
+/* The value of the latest version of `key` published in [t_min_ns, now] (seed 004 §IV-B:
+ * "the latest value published no earlier than t_min"), copied to `value` (at most `capacity`
+ * bytes); returns its length (>= 0) and, if t_pub_ns is not NULL, its publishing instant.
+ * Errors: TOB_ENOTFOUND, TOB_EEVICTED, TOB_EREDUCTION, TOB_ETOOLARGE (capacity too small),
+ * TOB_ENOIC. */
+int tob_kv_read(struct tob_client *client, const void *key, size_t key_len, int64_t t_min_ns,
+                void *value, size_t capacity, int64_t *t_pub_ns);
+/* The earliest publishing instant a write made at now_ns can get (the finish of the instance of
+ * the period containing now_ns); TOB_ENOIC (as a negative value) without IC. */
+int64_t tob_kv_earliest_pub_ns(struct tob_client *client, int64_t now_ns);
+/* 8-byte big-endian numbers for the numeric reductions. */
+void tob_kv_f64(double v, uint8_t out[8]);
+double tob_kv_to_f64(const uint8_t in[8]);
+void tob_kv_i64(int64_t v, uint8_t out[8]);
+int64_t tob_kv_to_i64(const uint8_t in[8]);
 
 #ifdef __cplusplus
 }

@@ -13,16 +13,24 @@
 #include <x86intrin.h>
 
 #include <atomic>
+#include <bit>
 #include <cstring>
 #include <ctime>
 #include <new>
+#include <vector>
 
+#include "core/bytes.h"
+#include "core/ic_reduce.h"
 #include "dataplane/context.h"
 #include "dataplane/client_hub.h"
+#include "dataplane/kv_mirror.h"
 #include "dataplane/shm_layout.h"
 
 using tob::dataplane::ClientSlot;
 using tob::dataplane::DeliveryRecord;
+using tob::dataplane::KvMirror;
+using tob::dataplane::KvMirrorStatus;
+using tob::dataplane::KvWriteMsg;
 using tob::dataplane::Shm;
 using tob::dataplane::SlotState;
 using tob::dataplane::SubmitMsg;
@@ -39,6 +47,13 @@ struct tob_client {
   uint64_t last_seq = 0;
   uint64_t delivered = 0;
   bool detached = false;
+  // [ic] (Shm::ic.enabled): the key-value ring, pool and mirror, and the key classes, looked up
+  // and copied once at attach.
+  bool ic = false;
+  rte_ring* kv_ring = nullptr;
+  rte_mempool* kv_pool = nullptr;
+  KvMirror mirror;
+  std::vector<tob::core::IcKeyClass> classes;
 };
 
 namespace {
@@ -74,6 +89,47 @@ void release_held(tob_client* c) {
   c->held_count = 0;
 }
 
+// The key-value side of a daemon with [ic]; true without [ic] too (every kv call then answers
+// TOB_ENOIC). False when the daemon's objects are missing or do not match.
+bool attach_ic(tob_client* c) {
+  const tob::dataplane::ShmIc& ic = c->shm->ic;
+  if (ic.enabled == 0) return true;
+  c->kv_ring = rte_ring_lookup(tob::dataplane::kKvWriteRingName);
+  c->kv_pool = rte_mempool_lookup(tob::dataplane::kKvWritePoolName);
+  const rte_memzone* zone = rte_memzone_lookup(tob::dataplane::kKvZoneName);
+  if (c->kv_ring == nullptr || c->kv_pool == nullptr || zone == nullptr || zone->len < ic.mirror_bytes) return false;
+  if (!KvMirror::attach(zone->addr, ic.mirror_bytes, c->mirror)) return false;
+  const uint32_t classes = ic.class_count < tob::dataplane::kIcClassesMax ? ic.class_count
+                                                                           : static_cast<uint32_t>(tob::dataplane::kIcClassesMax);
+  for (uint32_t i = 0; i < classes; ++i) {
+    const tob::dataplane::ShmIcClass& k = ic.classes[i];
+    const size_t len = k.length < tob::dataplane::kIcClassPrefixMax ? k.length : tob::dataplane::kIcClassPrefixMax;
+    c->classes.push_back({std::string(k.prefix, len), static_cast<tob::core::Reduction>(k.reduction)});
+  }
+  c->ic = true;
+  return true;
+}
+
+// The finish of the IC instance that a write made at now_ns joins (core::IcNode::finish_ns of
+// instance_of(now)): the start of cycle (p + 1) * P + R for period p. INT64_MIN before the epoch.
+int64_t earliest_pub_ns(const Shm& shm, int64_t now_ns) {
+  const tob::dataplane::ShmIc& ic = shm.ic;
+  if (now_ns < ic.epoch_ns || shm.cycle_ns <= 0 || ic.period_cycles == 0) return INT64_MIN;
+  const int64_t cycle = (now_ns - ic.epoch_ns) / shm.cycle_ns;
+  const int64_t period = cycle / ic.period_cycles;
+  return ic.epoch_ns + ((period + 1) * ic.period_cycles + ic.rounds) * shm.cycle_ns;
+}
+
+// Common checks of the kv calls: TOB_OK when the client may use the store.
+int kv_usable(const tob_client* c, const void* key, size_t key_len) {
+  if (c == nullptr || key == nullptr) return TOB_EINVAL;
+  if (c->detached || state_of(c->slot) != SlotState::attached) return TOB_EDETACHED;
+  if (!c->ic || c->shm->ic.enabled == 0) return TOB_ENOIC;
+  if (key_len == 0) return TOB_EINVAL;
+  if (key_len > c->shm->ic.key_bytes_max) return TOB_ETOOLARGE;
+  return TOB_OK;
+}
+
 }  // namespace
 
 extern "C" {
@@ -92,6 +148,11 @@ const char* tob_strerror(int e) {
     case TOB_ETOOLATE: return "cannot resume: the daemon no longer holds deliveries that far back";
     case TOB_EDETACHED: return "the client is detached";
     case TOB_ENOEAL: return "rte_eal_init has not run in this process";
+    case TOB_ENOIC: return "the cluster runs no interactive consistency (no [ic] section in its configuration)";
+    case TOB_EDEADLINE: return "the IC instance that would carry this write finishes after its publishing time";
+    case TOB_ENOTFOUND: return "no version of the key was published in [t_min, now]";
+    case TOB_EEVICTED: return "the versions asked for were dropped by the store's retention ([ic] versions_per_key)";
+    case TOB_EREDUCTION: return "the value published for that instant could not be reduced (too many missing or faulty copies)";
   }
   return "unknown tob error";
 }
@@ -154,6 +215,11 @@ int tob_attach(const char* cluster_name, const tob_attach_options* options, tob_
     return TOB_ENODAEMON;
   }
   c->last_seq = options != nullptr ? options->resume_after_seq : 0;
+  if (!attach_ic(c)) {
+    slot->state.store(static_cast<uint32_t>(SlotState::leaving), std::memory_order_release);
+    delete c;
+    return TOB_ENODAEMON;
+  }
   *out = c;
   return TOB_OK;
 }
@@ -244,6 +310,83 @@ int64_t tob_wait_release(tob_client* c, const tob_delivery* d) {
   while (__rdtsc() < target) _mm_pause();
   return tob::dataplane::tsc_to_ns(fit, c->shm->knobs, __rdtsc()) - d->release_ns;
 }
+
+int tob_kv_write(tob_client* c, const void* key, size_t key_len, int64_t t_pub_ns, const void* value,
+                 size_t value_len) {
+  if (const int rc = kv_usable(c, key, key_len); rc != TOB_OK) return rc;
+  if (value == nullptr && value_len > 0) return TOB_EINVAL;
+  const tob::dataplane::ShmIc& ic = c->shm->ic;
+  ClientSlot& slot = *c->slot;
+  const auto refuse = [&](int rc) {
+    slot.kv_refused.fetch_add(1, std::memory_order_relaxed);
+    return rc;
+  };
+  if (value_len > ic.value_bytes_max) return refuse(TOB_ETOOLARGE);
+  const std::span<const uint8_t> k(static_cast<const uint8_t*>(key), key_len);
+  const std::span<const uint8_t> v(static_cast<const uint8_t*>(value), value_len);
+  const auto reduction = tob::core::reduction_for(k, c->classes, static_cast<tob::core::Reduction>(ic.default_reduction));
+  if (!tob::core::valid_value(reduction, v)) return refuse(TOB_EINVAL);
+  // Refused at once when the carrying instance cannot finish by t_pub (seed 004 §IV-B); the
+  // control lcore checks again with its own clock (a write crossing a boundary: kv_late).
+  const int64_t now = now_ns(*c->shm);
+  const int64_t earliest = earliest_pub_ns(*c->shm, now);
+  if (earliest == INT64_MIN || earliest > t_pub_ns) return refuse(TOB_EDEADLINE);
+  void* obj = nullptr;
+  if (rte_mempool_get(c->kv_pool, &obj) != 0) return refuse(TOB_EAGAIN);
+  auto* m = static_cast<KvWriteMsg*>(obj);
+  m->slot = static_cast<uint16_t>(c->slot_index);
+  m->key_len = static_cast<uint8_t>(key_len);
+  m->pad = 0;
+  m->value_len = static_cast<uint32_t>(value_len);
+  m->t_pub_ns = t_pub_ns;
+  m->write_ns = now;
+  std::memcpy(m->bytes, key, key_len);
+  if (value_len > 0) std::memcpy(m->bytes + key_len, value, value_len);
+  if (rte_ring_enqueue(c->kv_ring, m) != 0) {
+    rte_mempool_put(c->kv_pool, m);
+    return refuse(TOB_EAGAIN);
+  }
+  slot.kv_written.fetch_add(1, std::memory_order_relaxed);
+  return TOB_OK;
+}
+
+int tob_kv_read(tob_client* c, const void* key, size_t key_len, int64_t t_min_ns, void* value, size_t capacity,
+                int64_t* t_pub_ns) {
+  if (const int rc = kv_usable(c, key, key_len); rc != TOB_OK) return rc;
+  if (value == nullptr && capacity > 0) return TOB_EINVAL;
+  const std::span<const uint8_t> k(static_cast<const uint8_t*>(key), key_len);
+  const tob::dataplane::KvMirrorRead r =
+      c->mirror.read(k, t_min_ns, now_ns(*c->shm), {static_cast<uint8_t*>(value), capacity});
+  if (t_pub_ns != nullptr &&
+      (r.status == KvMirrorStatus::ok || r.status == KvMirrorStatus::reduction_failed || r.status == KvMirrorStatus::too_small))
+    *t_pub_ns = r.t_pub_ns;
+  switch (r.status) {
+    case KvMirrorStatus::ok: return static_cast<int>(r.value_bytes);
+    case KvMirrorStatus::never_written:
+    case KvMirrorStatus::not_fresh: return TOB_ENOTFOUND;
+    case KvMirrorStatus::evicted: return TOB_EEVICTED;
+    case KvMirrorStatus::reduction_failed: return TOB_EREDUCTION;
+    case KvMirrorStatus::too_small: return TOB_ETOOLARGE;
+    case KvMirrorStatus::busy:
+    case KvMirrorStatus::behind: return TOB_EAGAIN;  // the daemon is publishing this very instant
+  }
+  return TOB_EAGAIN;
+}
+
+int64_t tob_kv_earliest_pub_ns(tob_client* c, int64_t now) {
+  if (c == nullptr) return TOB_EINVAL;
+  if (!c->ic || c->shm->ic.enabled == 0) return TOB_ENOIC;
+  const int64_t e = earliest_pub_ns(*c->shm, now);
+  return e == INT64_MIN ? int64_t{TOB_EINVAL} : e;
+}
+
+void tob_kv_f64(double v, uint8_t out[8]) { tob::core::encode_f64(v, {out, 8}); }
+
+double tob_kv_to_f64(const uint8_t in[8]) { return std::bit_cast<double>(tob::core::load_be64(in)); }
+
+void tob_kv_i64(int64_t v, uint8_t out[8]) { tob::core::store_be64(out, static_cast<uint64_t>(v)); }
+
+int64_t tob_kv_to_i64(const uint8_t in[8]) { return static_cast<int64_t>(tob::core::load_be64(in)); }
 
 int64_t tob_now_ns(tob_client* c) { return c == nullptr ? 0 : now_ns(*c->shm); }
 

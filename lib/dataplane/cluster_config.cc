@@ -5,6 +5,7 @@
 
 #include <rte_cfgfile.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cinttypes>
 #include <cstdio>
@@ -13,6 +14,7 @@
 #include <memory>
 #include <set>
 #include <string_view>
+#include <vector>
 
 namespace tob::dataplane {
 namespace {
@@ -34,6 +36,10 @@ const std::set<std::string_view> kLimitsKeys = {"frame_bytes", "payload_bytes", 
                                                 "batch_msgs"};
 const std::set<std::string_view> kClientsKeys = {"max", "ring", "history"};
 const std::set<std::string_view> kNodeKeys = {"mac", "slot_offset_ns", "slot_length_ns"};
+const std::set<std::string_view> kIcKeys = {"f",           "period_cycles", "keys_per_period", "key_bytes",
+                                            "value_bytes", "store_keys",    "versions_per_key", "chunk_bytes",
+                                            "copies",      "tree_bytes",    "reduction"};
+constexpr std::string_view kIcClassKey = "class.";
 
 class Reader {
  public:
@@ -75,7 +81,9 @@ class Reader {
 // Applies SECTION.KEY=VALUE overrides to the loaded file; the usual validation follows.
 core::Result<bool> apply_overrides(rte_cfgfile* f, const std::string& path, const Overrides& overrides) {
   for (const auto& [name, value] : overrides) {
-    const auto dot = name.rfind('.');  // node.1.mac: section node.1, key mac
+    // The section ends at the first dot, [node.K] at the second: node.1.mac is section node.1,
+    // key mac; ic.class.temp. is section ic, key class.temp. (key class prefixes may hold dots).
+    const auto dot = name.rfind("node.", 0) == 0 ? name.find('.', 5) : name.find('.');
     const std::string section = name.substr(0, dot);
     const std::string key = dot == std::string::npos ? "" : name.substr(dot + 1);
     if (section.empty() || key.empty() || section.size() >= CFG_NAME_LEN || key.size() >= CFG_NAME_LEN ||
@@ -98,6 +106,76 @@ core::Result<bool> apply_overrides(rte_cfgfile* f, const std::string& path, cons
     if (!r_) return r_.error();            \
     var = r_.value();                      \
   }
+
+// [ic] (docs/configuration.md): the bounds of core::IcConfig by key, the reductions by key
+// class, then IcConfig::validate for what depends on the cluster (N > 3f, frame size, tree size).
+core::Result<core::IcConfig> load_ic(rte_cfgfile* f, const Reader& rd, const ClusterConfig& c) {
+  core::IcConfig ic;
+  const int64_t f_d = (c.nodes - 1) / 3;  // as many faults as the cluster can tolerate
+  const int64_t period_d = ic.period_cycles;
+  const auto keys_d = static_cast<int64_t>(ic.keys_per_period_max);
+  const auto key_d = static_cast<int64_t>(ic.key_bytes_max);
+  const auto value_d = static_cast<int64_t>(ic.value_bytes_max);
+  const auto store_d = static_cast<int64_t>(ic.store_keys_max);
+  const auto versions_d = static_cast<int64_t>(ic.versions_per_key);
+  const auto chunk_d = static_cast<int64_t>(std::min(ic.chunk_bytes, c.node.frame_bytes_max - core::kIcFrameOverheadBytes));
+  const int64_t copies_d = ic.copies;
+  const auto tree_d = static_cast<int64_t>(ic.tree_bytes_max);
+  TRY_INT(fv, "ic", "f", 0, core::kEigRoundsMax - 1, &f_d);
+  TRY_INT(period, "ic", "period_cycles", 1, 1'000'000, &period_d);
+  TRY_INT(keys, "ic", "keys_per_period", 1, static_cast<int64_t>(core::kKvKeysMax), &keys_d);
+  TRY_INT(key_bytes, "ic", "key_bytes", 1, static_cast<int64_t>(core::kKvKeyBytesMax), &key_d);
+  TRY_INT(value_bytes, "ic", "value_bytes", 1, static_cast<int64_t>(core::kKvValueBytesMax), &value_d);
+  TRY_INT(store_keys, "ic", "store_keys", 1, int64_t{1} << 24, &store_d);
+  TRY_INT(versions, "ic", "versions_per_key", 1, 1024, &versions_d);
+  TRY_INT(chunk, "ic", "chunk_bytes", 1, 65535, &chunk_d);
+  TRY_INT(copies, "ic", "copies", 1, 4, &copies_d);
+  TRY_INT(tree, "ic", "tree_bytes", 1024, int64_t{1} << 40, &tree_d);
+  ic.f = static_cast<int>(fv);
+  ic.period_cycles = static_cast<int>(period);
+  ic.keys_per_period_max = static_cast<size_t>(keys);
+  ic.key_bytes_max = static_cast<size_t>(key_bytes);
+  ic.value_bytes_max = static_cast<size_t>(value_bytes);
+  ic.store_keys_max = static_cast<size_t>(store_keys);
+  ic.versions_per_key = static_cast<size_t>(versions);
+  ic.chunk_bytes = static_cast<size_t>(chunk);
+  ic.copies = static_cast<int>(copies);
+  ic.tree_bytes_max = static_cast<size_t>(tree);
+  const std::string names = "majority, median-f64, midpoint-f64, median-i64 or midpoint-i64";
+  if (const char* r = rd.get("ic", "reduction"); r != nullptr && !core::parse_reduction(r, ic.default_reduction))
+    return rd.error("ic", "reduction", std::string("'") + r + "': expected " + names);
+
+  // class.<prefix> = reduction: keys starting with the prefix (the longest one wins).
+  const int entries = std::max(rte_cfgfile_section_num_entries(f, "ic"), 0);
+  std::vector<rte_cfgfile_entry> e(static_cast<size_t>(entries));
+  rte_cfgfile_section_entries(f, "ic", e.data(), entries);
+  for (const rte_cfgfile_entry& entry : e) {
+    const std::string name = entry.name;
+    if (name.rfind(kIcClassKey, 0) != 0) continue;
+    const std::string prefix = name.substr(kIcClassKey.size());
+    if (prefix.empty()) return rd.error("ic", name, "give the key prefix after 'class.', e.g. class.temp/ = median-f64");
+    if (prefix.size() > ic.key_bytes_max)
+      return rd.error("ic", name, "the prefix is longer than key_bytes = " + std::to_string(ic.key_bytes_max));
+    static_assert(CFG_NAME_LEN - 1 - kIcClassKey.size() <= kIcClassPrefixMax, "every prefix rte_cfgfile reads fits");
+    core::IcKeyClass kc;
+    kc.prefix = prefix;
+    if (!core::parse_reduction(entry.value, kc.reduction))
+      return rd.error("ic", name, std::string("'") + entry.value + "': expected " + names);
+    ic.key_classes.push_back(kc);
+  }
+  if (ic.key_classes.size() > kIcClassesMax)
+    return rd.error("ic", "", std::to_string(ic.key_classes.size()) + " key classes; at most " +
+                                  std::to_string(kIcClassesMax));
+
+  if (auto valid = ic.validate(c.nodes, c.node.frame_bytes_max); !valid)
+    return Error{c.path + ": " + valid.error().message, valid.error().code};
+  const size_t frames = ic_frames_per_slot(ic, c.nodes);
+  if (frames > kIcFramesPerSlotMax)
+    return rd.error("ic", "", "the round data needs " + std::to_string(frames) + " frames per slot (" +
+                                  std::to_string(ic.copies) + " copies); at most " + std::to_string(kIcFramesPerSlotMax) +
+                                  ": fewer keys per period, smaller keys or values, larger chunk_bytes, fewer copies or a smaller f");
+  return ic;
+}
 
 }  // namespace
 
@@ -147,6 +225,7 @@ core::Result<ClusterConfig> load_cluster_config(const std::string& path, const O
     else if (sec == "limits") keys = &kLimitsKeys;
     else if (sec == "clients") keys = &kClientsKeys;
     else if (sec == "storage") keys = &kStorageKeys;
+    else if (sec == "ic") keys = &kIcKeys;
     else if (sec.rfind("node.", 0) == 0) {
       char* end = nullptr;
       const long k = std::strtol(sec.c_str() + 5, &end, 10);
@@ -156,9 +235,11 @@ core::Result<ClusterConfig> load_cluster_config(const std::string& path, const O
         return rd.error(sec, "", "appears twice (as another spelling of node " + std::to_string(k) + ")");
       keys = &kNodeKeys;
     } else {
-      return rd.error(sec, "", "unknown section (known: cluster, timing, limits, clients, storage, node.K)");
+      return rd.error(sec, "", "unknown section (known: cluster, timing, limits, clients, storage, ic, node.K)");
     }
-    if (auto ok = check_ini_keys(file.get(), path, sec, *keys); !ok) return ok.error();
+    const std::vector<std::string_view> prefixes = sec == "ic" ? std::vector<std::string_view>{kIcClassKey}
+                                                               : std::vector<std::string_view>{};
+    if (auto ok = check_ini_keys(file.get(), path, sec, *keys, prefixes); !ok) return ok.error();
   }
   if (!rd.has("cluster", "nodes") && sections.empty()) return Error{path + ": empty configuration"};
 
@@ -308,7 +389,27 @@ core::Result<ClusterConfig> load_cluster_config(const std::string& path, const O
                                        "(e.g. path = /var/lib/dpdk-tob/acceptor-{node}.log)");
   auto ok = n.validate();
   if (!ok) return Error{path + ": " + ok.error().message, ok.error().code};
+
+  // [ic]: interactive consistency, only when the section is there.
+  if (rte_cfgfile_has_section(file.get(), "ic")) {
+    auto ic = load_ic(file.get(), rd, c);
+    if (!ic) return ic.error();
+    c.ic = std::move(ic.value());
+    c.ic_frames_per_slot = ic_frames_per_slot(*c.ic, c.nodes);
+  }
   return c;
+}
+
+size_t ic_frames_per_slot(const core::IcConfig& ic, int nodes) {
+  // As core::IcNode provisions them: every round's message of N^(r-1) entries, in chunks.
+  const size_t entry = core::kEigEntryHeaderBytes + ic.limits().batch_bytes_max();
+  size_t frames = 0;
+  size_t level = 1;
+  for (int r = 1; r <= ic.f + 1; ++r) {
+    frames += core::ic_chunk_count(level * entry, ic.chunk_bytes);
+    level *= static_cast<size_t>(nodes);
+  }
+  return frames * static_cast<size_t>(ic.copies);
 }
 
 }  // namespace tob::dataplane

@@ -4,6 +4,7 @@
 //
 //   RX role --rx ring (RxItem)--> control role --tx ring (TxItem)--> TX role --> port
 //                                      |  --log ring (LogRecord)--> I/O thread (files, status)
+//                                      |  --ic pub ring (IcPubRecord)--> I/O thread (--published)
 //   telemetry thread --submit ring (SubmitMsg from the msg pool)--> control role
 #pragma once
 
@@ -57,6 +58,19 @@ struct LogRecord {  // 128 bytes: one ring element
 };
 static_assert(sizeof(LogRecord) == 128);
 
+// The head of an element of the ic pub ring: one publication of the IC node for the --published
+// file; key_len key bytes and value_len value bytes follow (element size from [ic]).
+struct IcPubRecord {  // 24 bytes
+  uint64_t instance;
+  int64_t t_pub_ns;
+  uint32_t value_len;
+  uint8_t key_len;
+  uint8_t reduction;  // core::Reduction
+  uint8_t ok;         // 0: the reduction missed its quorum (no value)
+  uint8_t stored;     // core::KvPublish
+};
+static_assert(sizeof(IcPubRecord) == 24);
+
 struct SubmitMsg {  // an element of the msg pool: header + payload_bytes_max bytes
   uint16_t client;
   uint16_t bytes;
@@ -89,6 +103,8 @@ struct DaemonContext {
   rte_ring* log_ring = nullptr;
   rte_ring* submit_ring = nullptr;
   size_t msg_bytes = 0;    // SubmitMsg element size
+  rte_ring* ic_pub_ring = nullptr;  // [ic] with --published: publications for the I/O thread
+  size_t ic_pub_bytes = 0;          // its element size
 
   // NIC launch time: TSC -> NIC clock fit and the mbuf dynamic field.
   bool nic_launch = false;
@@ -105,6 +121,8 @@ struct DaemonContext {
   TxStats tx;
   ControlStats control;
   Seqlock<NodeStatus> status;
+  bool ic = false;                  // [ic]: the control role runs an IC node
+  Seqlock<IcStatus> ic_status;
   std::atomic<uint64_t> io_records{0};
   std::atomic<uint64_t> io_write_errors{0};
 };

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "core/bytes.h"
 #include "core/wire.h"
 
 namespace tob::dataplane {
@@ -20,14 +21,31 @@ constexpr size_t kMinEtherFrame = 60;                // without FCS
 }  // namespace
 
 ControlRole::ControlRole(DaemonContext& ctx, core::Engine& node, Calibrator& calibrator, Calibrator* nic_calibrator,
-                         ClientHub& hub)
-    : ctx_(ctx), node_(node), calibrator_(calibrator), nic_calibrator_(nic_calibrator), hub_(hub) {
+                         ClientHub& hub, core::IcNode* ic, KvHub* kv)
+    : ctx_(ctx), node_(node), calibrator_(calibrator), nic_calibrator_(nic_calibrator), hub_(hub), ic_(ic), kv_(kv) {
+  TOB_ASSERT((ic == nullptr) == (kv == nullptr));
   const DaemonOptions& o = *ctx_.options;
   if (o.gen_rate_per_s > 0) gen_interval_ns_ = std::max<int64_t>(1, static_cast<int64_t>(1e9 / o.gen_rate_per_s));
   const double ns_per_tick = ctx_.clock.fit().ns_per_tick;
   // The RX role may lag a membership point by this much before the control role goes ahead.
   const int64_t timeout_ns = std::max<int64_t>(100'000, ctx_.schedule->config().decision_margin_ns / 2);
   watermark_timeout_ticks_ = static_cast<uint64_t>(static_cast<double>(timeout_ns) / ns_per_tick);
+  if (ic_ != nullptr) {
+    // One slot's IC frames can wait for the engine's while the next slot's are made (a stall).
+    ic_held_.resize(2 * ic_->frames_per_slot_max() * static_cast<size_t>(ic_->config().copies));
+    ic_pub_record_.assign(ctx_.ic_pub_bytes, 0);
+    // --ic-gen-keys: key i over the configured key classes, then the default reduction.
+    const core::IcConfig& c = ic_->config();
+    for (size_t i = 0; i < o.ic_gen_keys; ++i) {
+      const size_t k = i % (c.key_classes.size() + 1);
+      const std::string key = (k < c.key_classes.size() ? c.key_classes[k].prefix : std::string()) + "gen" + std::to_string(i);
+      TOB_ASSERT(key.size() <= c.key_bytes_max);  // checked at start (daemon.cc)
+      ic_gen_keys_.push_back(key);
+      ic_gen_reductions_.push_back(core::reduction_for(
+          {reinterpret_cast<const uint8_t*>(key.data()), key.size()}, c.key_classes, c.default_reduction));
+    }
+    publish_ic_status();
+  }
 }
 
 unsigned ControlRole::step(uint64_t& next_due_tsc) {
@@ -43,8 +61,17 @@ unsigned ControlRole::step(uint64_t& next_due_tsc) {
   work += take_submissions();
   work += generate(now_ns);
   advance_time(now_ns, now_tsc);
+  if (ic_ != nullptr && ic_->next_deadline_ns() > now_ns) {
+    // Only with every boundary up to now processed: a write or the generator must not move the
+    // IC node past a boundary the RX role has not delivered the frames of yet.
+    work += kv_->take_writes(*ic_, now_ns);
+    work += generate_ic(now_ns);
+    handle_ic_actions();
+  }
+  release_ic_frames();
   work += hub_.serve();
   int64_t due_ns = node_.next_deadline_ns();
+  if (ic_ != nullptr) due_ns = std::min(due_ns, ic_->next_deadline_ns());
   // The generator's next message, unless it is done or waits for room in the queue (retried at
   // the engine's next turn): a due time in the past would keep the loop from ever idling.
   const DaemonOptions& o = *ctx_.options;
@@ -67,7 +94,12 @@ unsigned ControlRole::take_frames() {
     TOB_ASSERT(d.ok());  // the RX role passes only frames that decoded
     done[i] = m;
     if (d.view.header.kind != core::FrameKind::slot) {  // IC round data is not the engine's
-      ctx_.control.ic_frames_unused.add();
+      if (ic_ == nullptr) {
+        ctx_.control.ic_frames_unused.add();
+        continue;
+      }
+      ic_->on_frame(d.view, items[i].rx_ns);  // the verdicts are the IC node's counters
+      handle_ic_actions();
       continue;
     }
     node_.on_frame(d.view, items[i].rx_ns);
@@ -128,7 +160,11 @@ unsigned ControlRole::generate(int64_t now_ns) {
 }
 
 void ControlRole::advance_time(int64_t now_ns, uint64_t now_tsc) {
-  const int64_t deadline = node_.next_deadline_ns();
+  // The engine's next turn or the IC node's next cycle boundary, whichever comes first; both
+  // wait for the RX watermark the same way. INT64_MIN: not started yet (runs at once).
+  const int64_t engine_due = node_.next_deadline_ns();
+  const int64_t ic_due = ic_ != nullptr ? ic_->next_deadline_ns() : INT64_MAX;
+  const int64_t deadline = std::min(engine_due, ic_due);
   if (deadline != INT64_MIN && now_ns < deadline) return;
   int64_t core_now = now_ns;
   if (ctx_.split_rx && deadline != INT64_MIN) {
@@ -147,10 +183,17 @@ void ControlRole::advance_time(int64_t now_ns, uint64_t now_tsc) {
     watermark_wait_since_tsc_ = 0;
     take_frames();  // what the RX role queued up to the watermark
   }
-  if (deadline != INT64_MIN) ctx_.control.turn_lateness.record(core_now - deadline);
-  node_.on_time(core_now);
-  handle_actions(now_ns);
-  publish_status(now_ns);
+  if (engine_due == INT64_MIN || core_now >= engine_due) {
+    if (engine_due != INT64_MIN) ctx_.control.turn_lateness.record(core_now - engine_due);
+    node_.on_time(core_now);
+    handle_actions(now_ns);
+    publish_status(now_ns);
+  }
+  if (ic_ != nullptr && (ic_due == INT64_MIN || core_now >= ic_due)) {
+    ic_->on_time(core_now);
+    handle_ic_actions();
+    publish_ic_status();
+  }
 }
 
 void ControlRole::handle_actions(int64_t now_ns) {
@@ -204,15 +247,16 @@ void ControlRole::handle_actions(int64_t now_ns) {
 }
 
 void ControlRole::queue_frame(const core::TxFrame& f) {
-  if (f.cycle != last_tx_cycle_) {  // a new own turn: next method of the rotation
-    last_tx_cycle_ = f.cycle;
-    method_turn_ = (method_turn_ + 1) % ctx_.method_count;
-    if (ctx_.clock.to_ns(__rdtsc()) > f.tx_ns) ctx_.control.turns_late.add();
-  }
+  TxItem item{};
+  if (make_item(f, item)) enqueue(item, f.cycle);
+}
+
+// The frame as an mbuf with its instants; the TX method is chosen when it is queued.
+bool ControlRole::make_item(const core::TxFrame& f, TxItem& item) {
   rte_mbuf* m = rte_pktmbuf_alloc(ctx_.pkt_pool);
   if (m == nullptr) {
     ctx_.control.mbuf_alloc_failed.add();
-    return;
+    return false;
   }
   const size_t len = std::max(kMinEtherFrame, ctx_.ether_bytes + f.bytes.size());
   auto* p = reinterpret_cast<uint8_t*>(rte_pktmbuf_append(m, static_cast<uint16_t>(len)));
@@ -221,17 +265,135 @@ void ControlRole::queue_frame(const core::TxFrame& f) {
   std::memcpy(p + ctx_.ether_bytes, f.bytes.data(), f.bytes.size());
   if (len > ctx_.ether_bytes + f.bytes.size())
     std::memset(p + ctx_.ether_bytes + f.bytes.size(), 0, len - ctx_.ether_bytes - f.bytes.size());
-  TxItem item{};
+  item = TxItem{};
   item.mbuf = m;
   item.tx_ns = f.tx_ns;
   item.close_ns = ctx_.schedule->slot_end_ns(f.cycle, ctx_.self);
   item.log_offset = ctx_.log != nullptr ? ctx_.log->appended() : 0;
-  item.method = static_cast<uint8_t>(ctx_.methods[method_turn_]);
   item.copy = f.copy;
+  return true;
+}
+
+void ControlRole::enqueue(TxItem& item, int64_t cycle) {
+  if (cycle != last_tx_cycle_) {  // a new own turn: next method of the rotation
+    last_tx_cycle_ = cycle;
+    method_turn_ = (method_turn_ + 1) % ctx_.method_count;
+    if (ctx_.clock.to_ns(__rdtsc()) > item.tx_ns) ctx_.control.turns_late.add();
+  }
+  item.method = static_cast<uint8_t>(ctx_.methods[method_turn_]);
   if (rte_ring_enqueue_elem(ctx_.tx_ring, &item, sizeof(TxItem)) != 0) {
     ctx_.control.tx_ring_full.add();
-    rte_pktmbuf_free(m);
+    rte_pktmbuf_free(item.mbuf);
   }
+}
+
+// After every input to the IC node: its frames wait for the engine's, decisions go to the shared
+// mirror and the --published file, and the mirror learns how far the node has got.
+void ControlRole::handle_ic_actions() {
+  const core::IcActions& a = ic_->take_actions();
+  for (const core::TxFrame& f : a.tx) {
+    if (ic_held_count_ == ic_held_.size()) {
+      ctx_.control.ic_tx_hold_full.add();
+      continue;
+    }
+    HeldFrame& h = ic_held_[ic_held_count_];
+    if (!make_item(f, h.item)) continue;
+    h.cycle = f.cycle;
+    ++ic_held_count_;
+  }
+  for (const core::IcDecision& d : a.decisions) {
+    kv_->publish(d);
+    ic_last_instance_ = d.instance;
+    ic_last_finish_ns_ = d.finish_ns;
+    if (ctx_.ic_pub_ring != nullptr)
+      for (const core::IcPublication& p : d.publications) record_publication(p);
+  }
+  kv_->set_complete_below(ic_->next_deadline_ns());
+  release_ic_frames();
+}
+
+// IC frames of cycle c leave once the engine has processed its own turn of c (its membership
+// point), i.e. queued its frames of c, whose instants come first in the slot; a stopped engine
+// sends nothing more, so nothing waits for it.
+void ControlRole::release_ic_frames() {
+  size_t done = 0;
+  const int64_t engine_due = node_.next_deadline_ns();
+  for (; done < ic_held_count_; ++done) {
+    HeldFrame& h = ic_held_[done];
+    const int64_t turn_ns = ctx_.schedule->membership_point_ns(h.cycle, ctx_.self);
+    if (engine_due == INT64_MIN || engine_due <= turn_ns) break;
+    enqueue(h.item, h.cycle);
+  }
+  if (done == 0) return;
+  std::copy(ic_held_.begin() + static_cast<std::ptrdiff_t>(done),
+            ic_held_.begin() + static_cast<std::ptrdiff_t>(ic_held_count_), ic_held_.begin());
+  ic_held_count_ -= done;
+}
+
+void ControlRole::record_publication(const core::IcPublication& p) {
+  auto* r = reinterpret_cast<IcPubRecord*>(ic_pub_record_.data());
+  r->instance = p.instance;
+  r->t_pub_ns = p.t_pub_ns;
+  r->value_len = static_cast<uint32_t>(p.value.size());
+  r->key_len = static_cast<uint8_t>(p.key.size());
+  r->reduction = static_cast<uint8_t>(p.reduction);
+  r->ok = p.status == core::ReduceStatus::ok ? 1 : 0;
+  r->stored = static_cast<uint8_t>(p.stored);
+  TOB_ASSERT(sizeof(IcPubRecord) + p.key.size() + p.value.size() <= ic_pub_record_.size());
+  std::memcpy(ic_pub_record_.data() + sizeof(IcPubRecord), p.key.data(), p.key.size());
+  if (!p.value.empty()) std::memcpy(ic_pub_record_.data() + sizeof(IcPubRecord) + p.key.size(), p.value.data(), p.value.size());
+  if (rte_ring_enqueue_elem(ctx_.ic_pub_ring, ic_pub_record_.data(), static_cast<unsigned>(ctx_.ic_pub_bytes)) != 0)
+    ctx_.control.ic_pub_ring_full.add();
+}
+
+// --ic-gen-keys: once per IC period, every key with a value for its reduction, published at the
+// earliest instant. Majority keys get the same value on every node (a majority exists);
+// numeric keys differ slightly per node, as replicated sensors do (median and midpoint choose).
+unsigned ControlRole::generate_ic(int64_t now_ns) {
+  if (ic_gen_keys_.empty() || ctx_.schedule->cycle_of(now_ns) < 0) return 0;
+  const uint64_t instance = ic_->instance_of(now_ns);
+  if (static_cast<int64_t>(instance) == ic_gen_instance_) return 0;
+  ic_gen_instance_ = static_cast<int64_t>(instance);
+  const int64_t t_pub = ic_->finish_ns(instance);
+  const uint64_t base = instance % 100'000;  // keeps the f64 values exact to the node's share
+  uint8_t value[8];
+  for (size_t i = 0; i < ic_gen_keys_.size(); ++i) {
+    size_t len = 8;
+    switch (ic_gen_reductions_[i]) {
+      case core::Reduction::majority:
+        core::store_be64(value, instance * 1000 + i);
+        len = std::min<size_t>(8, ic_->config().value_bytes_max);
+        break;
+      case core::Reduction::median_f64:
+      case core::Reduction::midpoint_f64:
+        core::encode_f64(1000.0 * static_cast<double>(i) + static_cast<double>(base) + 0.001 * ctx_.self, value);
+        break;
+      case core::Reduction::median_i64:
+      case core::Reduction::midpoint_i64:
+        core::encode_i64(static_cast<int64_t>((base * 1000 + i) * 100 + ctx_.self), value);
+        break;
+    }
+    const std::string& key = ic_gen_keys_[i];
+    const core::KvWriteResult r = ic_->kv_write({reinterpret_cast<const uint8_t*>(key.data()), key.size()}, t_pub,
+                                                {value, len}, now_ns);
+    (r.status == core::KvWriteStatus::ok ? ctx_.control.ic_gen_writes : ctx_.control.ic_gen_refused).add();
+  }
+  return static_cast<unsigned>(ic_gen_keys_.size());
+}
+
+void ControlRole::publish_ic_status() {
+  IcStatus s;
+  s.counters = ic_->counters();
+  const core::KvStore& store = ic_->store();
+  s.store_keys = store.keys();
+  s.store_versions = store.counters().versions_stored;
+  s.store_evictions = store.counters().evictions;
+  s.store_duplicates = store.counters().duplicates;
+  s.store_full = store.counters().store_full;
+  s.last_instance = ic_last_instance_;
+  s.last_finish_ns = ic_last_finish_ns_;
+  s.frames_per_slot = ic_->frames_per_slot_max() * static_cast<size_t>(ic_->config().copies);
+  ctx_.ic_status.publish(s);
 }
 
 void ControlRole::log(const LogRecord& r) {
@@ -271,6 +433,13 @@ void ControlRole::stop() {
   }
   ctx_.control.submit_abandoned.add(abandoned);
   node_.stop();
+  if (ic_ != nullptr) {
+    ic_->stop();
+    // The node goes silent: held IC frames are not sent (the TX role discards what it has).
+    for (size_t i = 0; i < ic_held_count_; ++i) rte_pktmbuf_free(ic_held_[i].item.mbuf);
+    ic_held_count_ = 0;
+    publish_ic_status();
+  }
   hub_.stop();
   publish_status(ctx_.clock.to_ns(__rdtsc()));
 }

@@ -5,14 +5,25 @@
 // membership events become records for the I/O thread. Applications' messages arrive on the
 // submit ring; the built-in generator adds its own. It also re-fits the TSC clock, and hands
 // the otfp engine's log records to the acceptor log before the frames that depend on them.
+//
+// With [ic] it runs a core::IcNode next to the engine (DESIGN §8): frames of kind ic go to it,
+// its cycle boundaries join the engine's turns in the loop's due time (held back by the same RX
+// watermark), applications' writes come from the KvHub's ring, its publications go to the shared
+// mirror and, with --published, to the I/O thread. Its frames are sent in the node's own slot
+// after the engine's copies; they are held until the engine has queued its frames of that cycle,
+// because the TX role sends in ring order and an IC frame ahead of them would hold them back.
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "core/engine.h"
+#include "core/ic_node.h"
 #include "dataplane/client_hub.h"
 #include "dataplane/context.h"
 #include "dataplane/global_clock.h"
+#include "dataplane/kv_hub.h"
 
 namespace tob::dataplane {
 
@@ -20,8 +31,9 @@ class ControlRole {
  public:
   // nic_calibrator: the NIC clock's fit for launch-time offload, or nullptr. hub: the attached
   // applications (include/tob.h).
+  // ic, kv: the IC node and the applications' side of the store, both or neither ([ic]).
   ControlRole(DaemonContext& ctx, core::Engine& node, Calibrator& calibrator, Calibrator* nic_calibrator,
-              ClientHub& hub);
+              ClientHub& hub, core::IcNode* ic = nullptr, KvHub* kv = nullptr);
   // One round of work. Sets next_due_tsc to when it must run again. Returns units of work done.
   unsigned step(uint64_t& next_due_tsc);
   // Leave: the node goes silent (others remove it within two cycles). Idempotent.
@@ -35,8 +47,16 @@ class ControlRole {
   void advance_time(int64_t now_ns, uint64_t now_tsc);
   void handle_actions(int64_t now_ns);
   void queue_frame(const core::TxFrame& f);
+  bool make_item(const core::TxFrame& f, TxItem& item);
+  void enqueue(TxItem& item, int64_t cycle);
   void log(const LogRecord& r);
   void publish_status(int64_t now_ns);
+  // Interactive consistency.
+  void handle_ic_actions();
+  void release_ic_frames();
+  void record_publication(const core::IcPublication& p);
+  unsigned generate_ic(int64_t now_ns);
+  void publish_ic_status();
 
   DaemonContext& ctx_;
   core::Engine& node_;
@@ -54,6 +74,21 @@ class ControlRole {
   uint64_t watermark_wait_since_tsc_ = 0;
   uint64_t watermark_timeout_ticks_ = 0;
   uint8_t gen_payload_[65535];
+
+  core::IcNode* ic_ = nullptr;
+  KvHub* kv_ = nullptr;
+  struct HeldFrame {
+    TxItem item;
+    int64_t cycle;
+  };
+  std::vector<HeldFrame> ic_held_;       // capacity fixed at start: two slots' IC frames
+  size_t ic_held_count_ = 0;
+  std::vector<uint8_t> ic_pub_record_;   // one ic pub ring element
+  uint64_t ic_last_instance_ = 0;        // for the status snapshot
+  int64_t ic_last_finish_ns_ = 0;
+  std::vector<std::string> ic_gen_keys_; // --ic-gen-keys: keys and their reductions, made at start
+  std::vector<core::Reduction> ic_gen_reductions_;
+  int64_t ic_gen_instance_ = -1;         // the last period the generator wrote
 };
 
 }  // namespace tob::dataplane

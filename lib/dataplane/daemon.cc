@@ -27,6 +27,7 @@
 #include "dataplane/control_role.h"
 #include "dataplane/global_clock.h"
 #include "dataplane/io_thread.h"
+#include "dataplane/kv_hub.h"
 #include "dataplane/lcore_loop.h"
 #include "dataplane/log.h"
 #include "dataplane/options.h"
@@ -85,9 +86,11 @@ struct RingSizes {
   unsigned log;  // deliveries and events: 200 ms of the largest batches (the I/O thread sleeps)
 };
 
-RingSizes ring_sizes(const core::NodeConfig& n) {
+// ic_frames: IC frames a node sends per slot, every copy (0 without [ic]). The engine's frames
+// count one more per slot for otfp's retransmission frame.
+RingSizes ring_sizes(const core::NodeConfig& n, size_t ic_frames) {
   const auto nodes = static_cast<uint64_t>(n.schedule.slots.size());
-  const auto copies = static_cast<uint64_t>(n.schedule.sends_per_slot);
+  const auto copies = static_cast<uint64_t>(n.schedule.sends_per_slot) + 1 + ic_frames;
   const double cycles_per_s = 1e9 / static_cast<double>(n.schedule.cycle_ns);
   const auto per = [&](double seconds, uint64_t per_cycle) {
     return static_cast<uint64_t>(std::ceil(seconds * cycles_per_s + 1)) * per_cycle;
@@ -95,7 +98,7 @@ RingSizes ring_sizes(const core::NodeConfig& n) {
   const auto fit = [](uint64_t want, uint64_t lo, uint64_t hi) {
     return static_cast<unsigned>(rte_align64pow2(std::clamp(want, lo, hi)));
   };
-  return {fit(per(0.02, nodes * copies), 1024, 65536), fit(8 * copies, 64, 1024),
+  return {fit(per(0.02, nodes * copies), 1024, 1 << 20), fit(8 * copies, 64, 8192),
           fit(per(0.2, nodes * n.batch_msgs_max + 4 * nodes), 4096, 262144)};
 }
 
@@ -155,6 +158,26 @@ int run_daemon(int argc, char** argv) {
   if (opt.gen_rate_per_s > 0 && opt.gen_size_bytes > cfg.node.payload_bytes_max)
     return fail(kExitUsage, "--gen-size " + std::to_string(opt.gen_size_bytes) + ": above [limits] payload_bytes = " +
                                 std::to_string(cfg.node.payload_bytes_max));
+  if (!cfg.ic && (!opt.published_path.empty() || opt.ic_fault != core::IcFaultMode::none || opt.ic_gen_keys > 0))
+    return fail(kExitUsage, std::string(!opt.published_path.empty() ? "--published"
+                                        : opt.ic_gen_keys > 0       ? "--ic-gen-keys"
+                                                                    : "--ic-fault") +
+                                ": the cluster runs no interactive consistency (" + cfg.path + " has no [ic] section)");
+  if (cfg.ic && opt.ic_gen_keys > cfg.ic->keys_per_period_max)
+    return fail(kExitUsage, "--ic-gen-keys " + std::to_string(opt.ic_gen_keys) + ": above [ic] keys_per_period = " +
+                                std::to_string(cfg.ic->keys_per_period_max));
+  if (cfg.ic) {
+    // The generator's keys: "<class prefix>gen<i>" over the classes and the default (numeric
+    // classes have 8-byte values: IcConfig::validate).
+    for (size_t i = 0; i < opt.ic_gen_keys; ++i) {
+      const size_t k = i % (cfg.ic->key_classes.size() + 1);
+      const size_t len = (k < cfg.ic->key_classes.size() ? cfg.ic->key_classes[k].prefix.size() : 0) + 3 + std::to_string(i).size();
+      if (len > cfg.ic->key_bytes_max)
+        return fail(kExitUsage, "--ic-gen-keys " + std::to_string(opt.ic_gen_keys) + ": key " + std::to_string(i) + " needs " +
+                                    std::to_string(len) + " bytes, above [ic] key_bytes = " +
+                                    std::to_string(cfg.ic->key_bytes_max));
+    }
+  }
   const auto self = static_cast<core::NodeId>(opt.node_id);
   core::NodeConfig node_config = cfg.for_node(self);
   // Best effort: frames leave when the control role builds them, at the membership point, not
@@ -235,8 +258,10 @@ int run_daemon(int argc, char** argv) {
 
   const int socket = std::max(0, rte_eth_dev_socket_id(opt.port_id));
   const size_t frame_room = std::max<size_t>(2048, ctx->ether_bytes + cfg.node.frame_bytes_max + 4);
-  const RingSizes rings = ring_sizes(node_config);
-  const unsigned pkt_count = prof.rx_desc + prof.tx_desc + rings.rx + rings.tx + 4u * prof.rx_burst + 512u;
+  const RingSizes rings = ring_sizes(node_config, cfg.ic_frames_per_slot);
+  // + IC frames held for the engine's (two slots' worth, control_role.h).
+  const unsigned pkt_count = prof.rx_desc + prof.tx_desc + rings.rx + rings.tx + 4u * prof.rx_burst + 512u +
+                             2u * static_cast<unsigned>(cfg.ic_frames_per_slot);
   ctx->pkt_pool = rte_pktmbuf_pool_create("tob_pkt", rte_align32pow2(pkt_count) - 1, 64, 0,
                                           static_cast<uint16_t>(RTE_PKTMBUF_HEADROOM + frame_room), socket);
   ctx->msg_bytes = sizeof(SubmitMsg) + cfg.node.payload_bytes_max;
@@ -247,6 +272,17 @@ int run_daemon(int argc, char** argv) {
   ctx->log_ring =
       rte_ring_create_elem("tob_log", sizeof(LogRecord), rings.log, socket, RING_F_SP_ENQ | RING_F_SC_DEQ);
   ctx->submit_ring = rte_ring_create(kSubmitRingName, kSubmitRingSize, socket, RING_F_SC_DEQ);
+  if (cfg.ic && !opt.published_path.empty()) {
+    // Publications for the --published file: 8 periods of every (key, t_pub) any node may write.
+    ctx->ic_pub_bytes = (sizeof(IcPubRecord) + cfg.ic->key_bytes_max + cfg.ic->value_bytes_max + 7) / 8 * 8;
+    const uint64_t per_period = static_cast<uint64_t>(cfg.nodes) * cfg.ic->keys_per_period_max;
+    const auto count = static_cast<unsigned>(rte_align64pow2(std::clamp<uint64_t>(8 * per_period, 1024, 1 << 20)));
+    ctx->ic_pub_ring = rte_ring_create_elem("tob_ic_pub", static_cast<unsigned>(ctx->ic_pub_bytes), count, socket,
+                                            RING_F_SP_ENQ | RING_F_SC_DEQ);
+    if (ctx->ic_pub_ring == nullptr)
+      return cleanup(kExitRuntime, "cannot create the ring of publications for --published (" + std::to_string(count) +
+                                       " x " + std::to_string(ctx->ic_pub_bytes) + " bytes): " + rte_strerror(rte_errno));
+  }
   if (ctx->pkt_pool == nullptr || ctx->msg_pool == nullptr || ctx->rx_ring == nullptr || ctx->tx_ring == nullptr ||
       ctx->log_ring == nullptr || ctx->submit_ring == nullptr)
     return cleanup(kExitRuntime, std::string("cannot create pools and rings (hugepages reserved?): ") +
@@ -289,6 +325,27 @@ int run_daemon(int argc, char** argv) {
   ctx->log = acceptor_log.get();
   ctx->lenient_windows = cfg.order == Order::otfp;
 
+  // Interactive consistency next to the engine ([ic]), and the applications' side of its store.
+  std::optional<core::IcNode> ic_node;
+  std::unique_ptr<KvHub> kv_hub;
+  if (cfg.ic) {
+    core::IcConfig ic_config = *cfg.ic;
+    ic_config.test_fault = {opt.ic_fault, 0x1C0FFEEull + self};
+    auto ic = core::IcNode::create(node_config, ic_config);
+    if (!ic) {
+      stop_port(opt.port_id);
+      return cleanup(kExitUsage, cfg.path + ": " + ic.error().message);
+    }
+    ic_node.emplace(std::move(ic.value()));
+    auto kv = KvHub::create(cfg, *hub.value()->shared());
+    if (!kv) {
+      stop_port(opt.port_id);
+      return cleanup(kExitRuntime, kv.error().message);
+    }
+    kv_hub = std::move(kv.value());
+    ctx->ic = true;
+  }
+
   IoThread io(*ctx);
   io.watch_clients(hub.value()->shared());
   if (auto files = io.open_files(); !files) {
@@ -303,7 +360,8 @@ int run_daemon(int argc, char** argv) {
   RTE_LCORE_FOREACH_WORKER(id) workers.push_back(id);
   RxRole rx(*ctx);
   TxRole tx(*ctx);
-  ControlRole control(*ctx, *node.value(), calibrator, nic_calibrator ? &*nic_calibrator : nullptr, *hub.value());
+  ControlRole control(*ctx, *node.value(), calibrator, nic_calibrator ? &*nic_calibrator : nullptr, *hub.value(),
+                      ic_node ? &*ic_node : nullptr, kv_hub.get());
   LoopRoles main_loop{ctx.get(), nullptr, &control, nullptr, "control"};
   std::vector<std::pair<unsigned, LoopRoles>> worker_loops;
   std::string layout;
@@ -334,7 +392,7 @@ int run_daemon(int argc, char** argv) {
                     : "");
   info.lcores = layout;
   info.tx_methods = method_list(*ctx);
-  register_telemetry(*ctx, io, *hub.value(), info);
+  register_telemetry(*ctx, io, *hub.value(), kv_hub.get(), info);
 
   g_quit = &ctx->quit;
   struct sigaction sa {};
@@ -361,6 +419,19 @@ int run_daemon(int argc, char** argv) {
                     ? (", cut off a damaged tail of " + std::to_string(acceptor_log->discarded_on_open()) + " bytes")
                           .c_str()
                     : "");
+  if (ic_node) {
+    const core::IcConfig& ic = ic_node->config();
+    static const char* faults[] = {"none", "lie", "omit", "garble"};
+    std::printf(
+        "dpdk-tob: interactive consistency: f %d (%d rounds), period %d cycle%s, %zu IC frame%s per slot (%d cop%s), "
+        "%zu keys of %zu + %zu bytes per period, store %zu keys x %zu versions, reductions: %s default, %zu class%s%s%s\n",
+        ic.f, ic_node->rounds(), ic.period_cycles, ic.period_cycles == 1 ? "" : "s", cfg.ic_frames_per_slot,
+        cfg.ic_frames_per_slot == 1 ? "" : "s", ic.copies, ic.copies == 1 ? "y" : "ies", ic.keys_per_period_max,
+        ic.key_bytes_max, ic.value_bytes_max, ic.store_keys_max, ic.versions_per_key, core::to_string(ic.default_reduction),
+        ic.key_classes.size(), ic.key_classes.size() == 1 ? "" : "es",
+        opt.ic_fault != core::IcFaultMode::none ? ", TEST FAULT " : "",
+        opt.ic_fault != core::IcFaultMode::none ? faults[static_cast<int>(opt.ic_fault)] : "");
+  }
   std::fflush(stdout);
 
   if (!io.start() || (acceptor_log != nullptr && !acceptor_log->start())) {
@@ -384,8 +455,17 @@ int run_daemon(int argc, char** argv) {
     code = fail(kExitRuntime, "the acceptor log could not keep up with the engine (" + acceptor_log->path() +
                                   "): stopped rather than send votes it had not recorded");
   const NodeStatus final_status = ctx->status.read();
-  const StatsSources src{ctx->rx, ctx->tx, ctx->control, final_status,
-                         ctx->io_records.load(), ctx->io_write_errors.load(), acceptor_log.get()};
+  const IcStatus final_ic = ctx->ic ? ctx->ic_status.read() : IcStatus{};
+  const KvHubStats final_kv = kv_hub ? kv_hub->stats() : KvHubStats{};
+  const StatsSources src{ctx->rx,
+                         ctx->tx,
+                         ctx->control,
+                         final_status,
+                         ctx->io_records.load(),
+                         ctx->io_write_errors.load(),
+                         acceptor_log.get(),
+                         ctx->ic ? &final_ic : nullptr,
+                         kv_hub ? &final_kv : nullptr};
   std::printf("dpdk-tob: stopped. %s\n", io.status_line().c_str());
   std::printf("dpdk-tob: statistics of node %u\n", self);
   TextReport report;
@@ -400,6 +480,9 @@ int run_daemon(int argc, char** argv) {
   if (ctx->control.log_ring_full.get() != 0)
     code = fail(kExitRuntime, "the log ring overflowed: " + std::to_string(ctx->control.log_ring_full.get()) +
                                   " delivery/event records are missing from the output files");
+  if (ctx->control.ic_pub_ring_full.get() != 0)
+    code = fail(kExitRuntime, "the publication ring overflowed: " + std::to_string(ctx->control.ic_pub_ring_full.get()) +
+                                  " publications are missing from " + opt.published_path);
   std::fflush(stdout);
   g_quit = nullptr;
   stop_port(opt.port_id);

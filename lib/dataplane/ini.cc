@@ -22,13 +22,17 @@ core::Result<std::vector<std::string>> ini_sections(rte_cfgfile* f, const std::s
 }
 
 core::Result<bool> check_ini_keys(rte_cfgfile* f, const std::string& path, const std::string& section,
-                                  const std::set<std::string_view>& known) {
+                                  const std::set<std::string_view>& known,
+                                  const std::vector<std::string_view>& known_prefixes) {
   const int entries = std::max(rte_cfgfile_section_num_entries(f, section.c_str()), 0);
   std::vector<rte_cfgfile_entry> e(static_cast<size_t>(entries));
   rte_cfgfile_section_entries(f, section.c_str(), e.data(), entries);
   std::set<std::string> seen;
   for (const auto& entry : e) {
-    if (known.count(entry.name) == 0) return core::Error{path + ": [" + section + "] " + entry.name + ": unknown key"};
+    const std::string_view name = entry.name;
+    const bool prefixed = std::any_of(known_prefixes.begin(), known_prefixes.end(),
+                                      [&](std::string_view p) { return name.substr(0, p.size()) == p; });
+    if (known.count(entry.name) == 0 && !prefixed) return core::Error{path + ": [" + section + "] " + entry.name + ": unknown key"};
     if (!seen.insert(entry.name).second)
       return core::Error{path + ": [" + section + "] " + entry.name + ": given twice"};
   }

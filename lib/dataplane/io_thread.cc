@@ -11,6 +11,7 @@
 #include <cstring>
 #include <thread>
 
+#include "core/ic_reduce.h"
 #include "dataplane/log.h"
 
 namespace tob::dataplane {
@@ -18,6 +19,7 @@ namespace tob::dataplane {
 namespace {
 
 constexpr unsigned kDrainBurst = 256;
+constexpr unsigned kPublicationBurst = 64;
 
 std::string members_text(uint64_t members) {
   std::string s = "{";
@@ -46,6 +48,7 @@ IoThread::IoThread(DaemonContext& ctx) : ctx_(ctx) {}
 IoThread::~IoThread() {
   if (deliveries_ != nullptr) std::fclose(deliveries_);
   if (events_ != nullptr) std::fclose(events_);
+  if (published_ != nullptr) std::fclose(published_);
 }
 
 core::Result<bool> IoThread::open_files() {
@@ -57,7 +60,14 @@ core::Result<bool> IoThread::open_files() {
     return true;
   };
   if (auto r = open(o.deliveries_path, deliveries_); !r) return r;
-  return open(o.events_path, events_);
+  if (auto r = open(o.events_path, events_); !r) return r;
+  if (ctx_.ic_pub_ring != nullptr) {
+    if (auto r = open(o.published_path, published_); !r) return r;
+    pub_batch_.assign(kPublicationBurst * ctx_.ic_pub_bytes, 0);
+    if (std::fprintf(published_, "# dpdk-tob node %u: instance node key value\n", static_cast<unsigned>(ctx_.self)) < 0)
+      return core::Error{o.published_path + ": cannot write: " + std::strerror(errno)};
+  }
+  return true;
 }
 
 bool IoThread::start() {
@@ -111,6 +121,74 @@ void IoThread::write(const LogRecord& r) {
   std::lock_guard<std::mutex> lock(mu_);
   recent_events_.push_back(line);
   if (recent_events_.size() > kRecent) recent_events_.pop_front();
+}
+
+std::string IoThread::describe_publication(const IcPubRecord& r, std::span<const uint8_t> key,
+                                           std::span<const uint8_t> value, unsigned node) {
+  static const char* hex = "0123456789abcdef";
+  std::string line = std::to_string(r.instance) + " " + std::to_string(node) + " ";
+  for (uint8_t b : key) {
+    if (b > 0x20 && b < 0x7F && b != '%') {
+      line.push_back(static_cast<char>(b));
+    } else {
+      line.push_back('%');
+      line.push_back(hex[b >> 4]);
+      line.push_back(hex[b & 15]);
+    }
+  }
+  line.push_back(' ');
+  if (r.ok == 0) return line + "-";
+  char buf[64];
+  switch (static_cast<core::Reduction>(r.reduction)) {
+    case core::Reduction::median_f64:
+    case core::Reduction::midpoint_f64: {
+      double d = 0;
+      if (core::decode_f64(value, d)) {
+        std::snprintf(buf, sizeof buf, "%.17g", d);
+        return line + buf;
+      }
+      break;
+    }
+    case core::Reduction::median_i64:
+    case core::Reduction::midpoint_i64: {
+      int64_t x = 0;
+      if (core::decode_i64(value, x)) {
+        std::snprintf(buf, sizeof buf, "%" PRId64, x);
+        return line + buf;
+      }
+      break;
+    }
+    case core::Reduction::majority: break;
+  }
+  line += "0x";
+  for (uint8_t b : value) {
+    line.push_back(hex[b >> 4]);
+    line.push_back(hex[b & 15]);
+  }
+  return line;
+}
+
+size_t IoThread::drain_publications() {
+  if (ctx_.ic_pub_ring == nullptr) return 0;
+  const auto bytes = static_cast<unsigned>(ctx_.ic_pub_bytes);
+  size_t total = 0;
+  for (;;) {
+    const unsigned n = rte_ring_dequeue_burst_elem(ctx_.ic_pub_ring, pub_batch_.data(), bytes, kPublicationBurst, nullptr);
+    for (unsigned i = 0; i < n; ++i) {
+      const uint8_t* e = pub_batch_.data() + size_t{i} * bytes;
+      IcPubRecord r;
+      std::memcpy(&r, e, sizeof r);
+      const std::span<const uint8_t> key(e + sizeof r, r.key_len);
+      const std::span<const uint8_t> value(e + sizeof r + r.key_len, r.value_len);
+      if (published_ != nullptr &&
+          std::fprintf(published_, "%s\n", describe_publication(r, key, value, ctx_.self).c_str()) < 0)
+        ctx_.io_write_errors.fetch_add(1, std::memory_order_relaxed);
+    }
+    total += n;
+    if (n < kPublicationBurst) break;
+  }
+  if (total > 0 && published_ != nullptr) std::fflush(published_);
+  return total;
 }
 
 size_t IoThread::drain() {
@@ -174,6 +252,22 @@ std::string IoThread::status_line() const {
                   c.retransmit_served, c.window_now, micros(sync.p99).c_str());
     line += buf;
   }
+  if (ctx_.ic && ctx_.ic_status.published()) {  // instances, publications, round data, writes, store
+    const IcStatus ic = ctx_.ic_status.read();
+    const core::IcCounters& c = ic.counters;
+    uint64_t ic_rejected = 0;
+    for (int k = 0; k < core::kIcFrameVerdictCount; ++k)
+      if (k != static_cast<int>(core::IcFrameVerdict::accepted) && k != static_cast<int>(core::IcFrameVerdict::duplicate))
+        ic_rejected += c.frames_rx[k];
+    std::snprintf(buf, sizeof buf,
+                  " | ic instance %" PRIu64 " finished %" PRIu64 " published %" PRIu64 " failed %" PRIu64 " rx ok %" PRIu64
+                  " rejected %" PRIu64 " defaulted %" PRIu64 " tx %" PRIu64 " missed %" PRIu64 " | kv writes %" PRIu64
+                  " refused %" PRIu64 " keys %" PRIu64,
+                  ic.last_instance, c.instances_finished, c.publications_ok, c.publications_failed,
+                  c.frames_rx[static_cast<int>(core::IcFrameVerdict::accepted)], ic_rejected, c.messages_default, c.frames_tx,
+                  c.rounds_missed, c.writes_accepted, c.writes_refused, ic.store_keys);
+    line += buf;
+  }
   return line;
 }
 
@@ -203,7 +297,7 @@ void IoThread::run() {
   auto next_reclaim = start + std::chrono::seconds(1);
   const auto end = start + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(o.duration_s));
   while (!finishing_.load(std::memory_order_acquire)) {
-    if (drain() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    if (drain() + drain_publications() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));
     const auto now = clock::now();
     if (o.status_interval_s > 0 && now >= next_status && ctx_.status.published()) {
       std::printf("%s\n", status_line().c_str());
@@ -217,6 +311,7 @@ void IoThread::run() {
     if (o.duration_s > 0 && now >= end) ctx_.quit.store(true, std::memory_order_relaxed);
   }
   drain();
+  drain_publications();
 }
 
 void IoThread::finish() {
@@ -226,10 +321,12 @@ void IoThread::finish() {
     started_ = false;
   } else {
     drain();
+    drain_publications();
   }
   if (deliveries_ != nullptr) std::fclose(deliveries_);
   if (events_ != nullptr) std::fclose(events_);
-  deliveries_ = events_ = nullptr;
+  if (published_ != nullptr) std::fclose(published_);
+  deliveries_ = events_ = published_ = nullptr;
 }
 
 std::vector<LogRecord> IoThread::recent_deliveries() const {

@@ -1,7 +1,8 @@
 // The I/O thread (a DPDK control thread, not an lcore): everything that may block happens here,
-// never on the lcores. It drains the log ring into the deliveries and events files, logs
-// membership changes through rte_log, keeps the latest deliveries and events for telemetry,
-// prints the periodic one-line status and ends the run after --duration.
+// never on the lcores. It drains the log ring into the deliveries and events files and the ic
+// pub ring into the --published file, logs membership changes through rte_log, keeps the latest
+// deliveries and events for telemetry, prints the periodic one-line status and ends the run
+// after --duration.
 #pragma once
 
 #include <pthread.h>
@@ -10,6 +11,7 @@
 #include <cstdio>
 #include <deque>
 #include <mutex>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -38,11 +40,17 @@ class IoThread {
 
   // One membership event or undelivered record as text (events file and logs).
   static std::string describe(const LogRecord& r);
+  // One publication as a --published line, `instance node key value` (tob-sim --ic
+  // --published): the key as is when it is printable without spaces ('%' and other bytes as
+  // %XX), the value `-` for a failed reduction, decimal for numeric reductions, 0x.. hex else.
+  static std::string describe_publication(const IcPubRecord& r, std::span<const uint8_t> key,
+                                          std::span<const uint8_t> value, unsigned node);
 
  private:
   static void* entry(void* self);
   void run();
   size_t drain();
+  size_t drain_publications();
   void write(const LogRecord& r);
   void reclaim_dead_clients();
 
@@ -53,6 +61,8 @@ class IoThread {
   Shm* shm_ = nullptr;
   std::FILE* deliveries_ = nullptr;
   std::FILE* events_ = nullptr;
+  std::FILE* published_ = nullptr;
+  std::vector<uint8_t> pub_batch_;  // ic pub ring elements, drained in bursts
   mutable std::mutex mu_;  // guards the recent lists (I/O and telemetry threads only)
   std::deque<LogRecord> recent_deliveries_;
   std::deque<std::string> recent_events_;

@@ -210,6 +210,30 @@ const std::vector<Option>& options() {
          o.gen_count_max = static_cast<uint64_t>(*x);
          return std::nullopt;
        }},
+      {"--published", "FILE",
+       "[ic]: append every publication of the key-value store as `instance node key value` (the format of "
+       "tob-sim --ic --published: tests/sim/check_published.py compares the files of several nodes)",
+       string_into(&DaemonOptions::published_path)},
+      {"--ic-fault", "lie|omit|garble",
+       "test knob, [ic]: this node lies in its IC round data (every value replaced), omits it (sends no IC "
+       "frames) or garbles it (malformed entries); a Byzantine node for tests",
+       [](DaemonOptions& o, const std::string& v) -> std::optional<std::string> {
+         if (v == "lie") o.ic_fault = core::IcFaultMode::lie;
+         else if (v == "omit") o.ic_fault = core::IcFaultMode::omit;
+         else if (v == "garble") o.ic_fault = core::IcFaultMode::garble;
+         else if (v == "none") o.ic_fault = core::IcFaultMode::none;
+         else return std::string("expected lie, omit, garble or none");
+         return std::nullopt;
+       }},
+      {"--ic-gen-keys", "N",
+       "[ic]: built-in writer: N keys every IC period, published at the earliest instant, with node-specific "
+       "values over the key classes (docs/operations.md); at most [ic] keys_per_period",
+       [](DaemonOptions& o, const std::string& v) -> std::optional<std::string> {
+         auto x = to_int(v, 0, 65535);
+         if (!x) return "expected " + range(0, 65535);
+         o.ic_gen_keys = static_cast<size_t>(*x);
+         return std::nullopt;
+       }},
       {"--help", nullptr, "this text",
        [](DaemonOptions& o, const std::string&) -> std::optional<std::string> {
          o.help = true;
@@ -296,7 +320,7 @@ std::string daemon_help(const char* program) {
       "\nsignals: SIGINT/SIGTERM stop cleanly (the node goes silent, which the others see as a\n"
       "departure within two cycles), flush the output files and print the statistics.\n"
       "telemetry: /tob/info, /tob/stats, /tob/membership, /tob/histogram,<name>, /tob/deliveries,\n"
-      "/tob/submit,<text> (read with dpdk-telemetry.py -f <file-prefix>).\n"
+      "/tob/submit,<text>, /tob/clients, /tob/ic (read with dpdk-telemetry.py -f <file-prefix>).\n"
       "exit status: 0 after a clean stop, 1 on a runtime failure, 2 on bad options or configuration.\n";
   return h;
 }

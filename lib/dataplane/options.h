@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/ic_node.h"
 #include "core/result.h"
 
 namespace tob::dataplane {
@@ -62,6 +63,11 @@ struct DaemonOptions {
   double gen_rate_per_s = 0;
   size_t gen_size_bytes = 32;
   uint64_t gen_count_max = 0;  // 0: unbounded while running
+
+  // Interactive consistency ([ic]).
+  std::string published_path;  // every publication: `instance node key value` (tob-sim --ic --published)
+  core::IcFaultMode ic_fault = core::IcFaultMode::none;  // test knob: misbehave in the IC round data
+  size_t ic_gen_keys = 0;      // built-in writer: keys written every IC period with node-specific values
 
   bool help = false;
 };

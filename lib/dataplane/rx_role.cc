@@ -105,7 +105,8 @@ bool RxRole::classify(rte_mbuf* m, int64_t rx_ns) {
     // mars: a timing failure is an omission. otfp: timing is only liveness, the frame counts.
     if (!ctx_.lenient_windows) return false;
   }
-  if ((h.flags & core::kFlagSecondCopy) == 0 && h.segment_index == 0)
+  // The first copy of the engine's frame: IC frames leave later in the slot (after the copies).
+  if (h.kind == core::FrameKind::slot && (h.flags & core::kFlagSecondCopy) == 0 && h.segment_index == 0)
     st.arrival_offset.record(rx_ns - sched.transmit_ns(cycle, h.sender));
   // Keep only the TOB payload in the mbuf for the control role.
   rte_pktmbuf_adj(m, static_cast<uint16_t>(e.payload.data() - bytes.data()));

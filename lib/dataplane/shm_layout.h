@@ -6,6 +6,9 @@
 //   tob_msg           mempool of SubmitMsg elements
 //   tob_dlv           pktmbuf pool of deliveries (DeliveryRecord + payload), shared by reference
 //   tob_dlv_<slot>    SP/SC ring of delivery mbufs from control to one client
+//   tob_kvw           MP/SC ring of KvWriteMsg* (tob_kv_write) to control, elements from
+//   tob_kvw_pool      ... this mempool                                 (only with [ic])
+//   tob_kv            memzone: the mirror of the key-value store (kv_mirror.h)  (only with [ic])
 //
 // Deliveries are mbufs with a reference per holder: the daemon's history keeps the latest ones
 // (for clients that resume), and every client ring holds one reference per entry; the client
@@ -15,6 +18,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 
 #include "dataplane/seqlock.h"
@@ -26,8 +30,11 @@ inline constexpr char kShmZoneName[] = "tob_shm";
 inline constexpr char kSubmitRingName[] = "tob_submit";
 inline constexpr char kMsgPoolName[] = "tob_msg";
 inline constexpr char kDeliveryPoolName[] = "tob_dlv";
+inline constexpr char kKvZoneName[] = "tob_kv";
+inline constexpr char kKvWriteRingName[] = "tob_kvw";
+inline constexpr char kKvWritePoolName[] = "tob_kvw_pool";
 inline constexpr uint32_t kShmMagic = 0x544F4253;  // "TOBS"
-inline constexpr uint32_t kShmAbiVersion = 1;      // = TOB_ABI_VERSION in include/tob.h
+inline constexpr uint32_t kShmAbiVersion = 2;      // = TOB_ABI_VERSION in include/tob.h
 inline constexpr int kClientSlots = 16;
 // Client ids on the wire: 0 the built-in generator, 1 telemetry /tob/submit, 2.. the slots.
 inline constexpr uint16_t kFirstSlotClientId = 2;
@@ -52,7 +59,52 @@ struct alignas(64) ClientSlot {
   std::atomic<uint64_t> submitted{0};      // client library
   std::atomic<uint64_t> refused{0};        // client library
   std::atomic<uint64_t> polled{0};         // client library
+  std::atomic<uint64_t> kv_written{0};     // client library: tob_kv_write calls handed to control
+  std::atomic<uint64_t> kv_refused{0};     // client library: tob_kv_write calls refused at once
+  std::atomic<uint64_t> kv_late{0};        // control: taken, then too late (period boundary race)
+  std::atomic<uint64_t> kv_dropped{0};     // control: taken, then refused for another reason
   char ring_name[32] = {};
+};
+
+// Interactive consistency facts for the client library: enough to refuse at once a write that
+// cannot be published by its t_pub (the instance timeline, docs/protocol-ic.md) and a value
+// that does not suit its key's reduction, without asking the daemon.
+inline constexpr size_t kIcClassesMax = 32;
+inline constexpr size_t kIcClassPrefixMax = 57;  // "class." + prefix: rte_cfgfile's 63-byte names
+
+struct ShmIcClass {
+  char prefix[kIcClassPrefixMax] = {};
+  uint8_t length = 0;
+  uint8_t reduction = 0;  // core::Reduction
+  uint8_t pad[5] = {};
+};
+static_assert(sizeof(ShmIcClass) == 64);
+
+struct ShmIc {
+  uint32_t enabled = 0;  // 0: no [ic]; every kv call answers TOB_ENOIC
+  uint32_t f = 0;
+  uint32_t rounds = 0;   // R = f + 1
+  uint32_t period_cycles = 0;
+  uint32_t keys_per_period_max = 0;
+  uint32_t key_bytes_max = 0;
+  uint32_t value_bytes_max = 0;
+  uint32_t class_count = 0;
+  uint32_t default_reduction = 0;  // core::Reduction
+  uint32_t pad = 0;
+  int64_t epoch_ns = 0;
+  uint64_t mirror_bytes = 0;       // size of the tob_kv memzone's mirror
+  ShmIcClass classes[kIcClassesMax];
+};
+
+// An element of tob_kvw_pool: one tob_kv_write, key then value in `bytes`.
+struct KvWriteMsg {
+  uint16_t slot;       // client slot index (its counters)
+  uint8_t key_len;
+  uint8_t pad;
+  uint32_t value_len;
+  int64_t t_pub_ns;
+  int64_t write_ns;    // the client's global time at the call
+  uint8_t bytes[];
 };
 
 struct DeliveryRecord {  // the head of a delivery mbuf's data; the payload follows
@@ -83,6 +135,7 @@ struct Shm {
   Seqlock<TscFit> clock;                     // TSC -> global time, as the daemon fits it
   ClockKnobs knobs;                          // the daemon's test knobs (tob_now_ns follows them)
   ClientSlot slots[kClientSlots];
+  ShmIc ic;
 };
 
 }  // namespace tob::dataplane

@@ -57,7 +57,51 @@ std::string key(const char* prefix, const char* text) {
   return s;
 }
 
+// Identifiers of the IC enums for statistic names (their to_string texts are sentences).
+constexpr const char* kIcVerdictNames[] = {"accepted", "not_ic",         "wrong_cluster", "unknown_sender", "own_frame",
+                                           "outside_window", "stale", "malformed",     "duplicate",      "stopped"};
+static_assert(sizeof kIcVerdictNames / sizeof kIcVerdictNames[0] == core::kIcFrameVerdictCount);
+constexpr const char* kKvWriteNames[] = {"ok",           "too_late",       "too_many_keys", "empty_key",
+                                         "key_too_long", "value_too_long", "bad_number",    "before_epoch",
+                                         "stopped"};
+static_assert(sizeof kKvWriteNames / sizeof kKvWriteNames[0] == core::kKvWriteStatusCount);
+
 }  // namespace
+
+void visit_ic_stats(const IcStatus& ic, const KvHubStats* kv, StatsVisitor& v) {
+  const core::IcCounters& c = ic.counters;
+  v.u64("ic_frames_per_slot", ic.frames_per_slot);
+  v.u64("ic_instances_started", c.instances_started);
+  v.u64("ic_instances_finished", c.instances_finished);
+  v.u64("ic_last_instance", ic.last_instance);
+  v.u64("ic_frames_tx", c.frames_tx);
+  for (int k = 0; k < core::kIcFrameVerdictCount; ++k) v.u64(std::string("ic_frames_rx_") + kIcVerdictNames[k], c.frames_rx[k]);
+  v.u64("ic_chunks_rx", c.chunks_rx);
+  v.u64("ic_chunks_duplicate", c.chunks_duplicate);
+  v.u64("ic_chunks_malformed", c.chunks_malformed);
+  v.u64("ic_messages_default", c.messages_default);
+  v.u64("ic_rounds_missed", c.rounds_missed);
+  v.u64("ic_decisions_bottom", c.decisions_bottom);
+  v.u64("ic_decisions_dropped", c.decisions_dropped);
+  v.u64("ic_batches_malformed", c.batches_malformed);
+  v.u64("ic_groups_ignored", c.groups_ignored);
+  v.u64("ic_publications_ok", c.publications_ok);
+  v.u64("ic_publications_failed", c.publications_failed);
+  v.u64("ic_publications_conflict", c.publications_conflict);
+  v.u64("ic_publications_dropped", c.publications_dropped);
+  v.u64("ic_writes_accepted", c.writes_accepted);
+  v.u64("ic_writes_refused", c.writes_refused);
+  v.u64("ic_store_keys", ic.store_keys);
+  v.u64("ic_store_versions", ic.store_versions);
+  v.u64("ic_store_evictions", ic.store_evictions);
+  v.u64("ic_store_duplicates", ic.store_duplicates);
+  v.u64("ic_store_full", ic.store_full);
+  if (kv == nullptr) return;
+  for (int k = 0; k < core::kKvWriteStatusCount; ++k) v.u64(std::string("kv_writes_") + kKvWriteNames[k], kv->writes[k]);
+  v.u64("kv_mirror_keys", kv->mirror.keys);
+  v.u64("kv_mirror_versions", kv->mirror.versions_stored);
+  v.u64("kv_mirror_mismatches", kv->mirror_mismatches);
+}
 
 void visit_stats(const StatsSources& s, StatsVisitor& v) {
   const NodeStatus& n = s.node;
@@ -129,6 +173,10 @@ void visit_stats(const StatsSources& s, StatsVisitor& v) {
   v.u64("control_log_ring_full", s.control.log_ring_full.get());
   v.u64("control_acceptor_log_full", s.control.acceptor_log_full.get());
   v.u64("control_ic_frames_unused", s.control.ic_frames_unused.get());
+  v.u64("control_ic_tx_hold_full", s.control.ic_tx_hold_full.get());
+  v.u64("control_ic_pub_ring_full", s.control.ic_pub_ring_full.get());
+  v.u64("control_ic_gen_writes", s.control.ic_gen_writes.get());
+  v.u64("control_ic_gen_refused", s.control.ic_gen_refused.get());
   v.u64("control_submitted", s.control.submitted.get());
   v.u64("control_submit_backpressure", s.control.submit_backpressure.get());
   v.u64("control_submit_too_large", s.control.submit_too_large.get());
@@ -153,6 +201,7 @@ void visit_stats(const StatsSources& s, StatsVisitor& v) {
     v.u64("log_write_errors", s.log->write_errors());
     visit_histogram("log_sync", s.log->sync_latency(), v);
   }
+  if (s.ic != nullptr) visit_ic_stats(*s.ic, s.kv, v);
 
   for (int i = 0; i < kHistograms; ++i) visit_histogram(kHistogramNames[i], histogram_at(s, i), v);
 }

@@ -8,11 +8,13 @@
 #include <cstdint>
 #include <string>
 
+#include "core/ic_node.h"
 #include "core/node.h"
 #include "core/wire.h"
 #include "dataplane/acceptor_log.h"
 #include "dataplane/global_clock.h"
 #include "dataplane/histogram.h"
+#include "dataplane/kv_hub.h"
 #include "dataplane/options.h"
 
 namespace tob::dataplane {
@@ -64,7 +66,11 @@ struct ControlStats {  // the control role
   Counter tx_ring_full;
   Counter log_ring_full;  // delivery/event records the I/O thread never saw (must stay 0)
   Counter acceptor_log_full;  // otfp: the acceptor log writer fell behind (fatal)
-  Counter ic_frames_unused;   // interactive-consistency frames: this daemon runs no IC yet
+  Counter ic_frames_unused;   // IC frames while this node runs no IC (its cluster.ini has no [ic])
+  Counter ic_tx_hold_full;    // IC frames dropped: the hold for the engine's frames was full (must stay 0)
+  Counter ic_pub_ring_full;   // publications the I/O thread never saw (--published; must stay 0)
+  Counter ic_gen_writes;      // --ic-gen-keys: writes taken by the IC node
+  Counter ic_gen_refused;     // ... and refused (kv_write status other than ok)
   Counter submitted;
   Counter submit_backpressure;
   Counter submit_too_large;
@@ -91,6 +97,19 @@ struct NodeStatus {
   CalibrationStats calibration;
 };
 
+// What the control lcore publishes about interactive consistency (Seqlock), with [ic] only.
+struct IcStatus {
+  core::IcCounters counters;
+  uint64_t store_keys = 0;          // distinct keys in this node's store
+  uint64_t store_versions = 0;      // versions stored (ever), evictions, duplicates, store full
+  uint64_t store_evictions = 0;
+  uint64_t store_duplicates = 0;
+  uint64_t store_full = 0;
+  uint64_t last_instance = 0;       // the last finished instance
+  int64_t last_finish_ns = 0;
+  uint64_t frames_per_slot = 0;     // provisioned, every copy
+};
+
 struct StatsSources {
   const RxStats& rx;
   const TxStats& tx;
@@ -99,6 +118,8 @@ struct StatsSources {
   uint64_t io_records = 0;
   uint64_t io_write_errors = 0;
   const AcceptorLog* log = nullptr;  // otfp
+  const IcStatus* ic = nullptr;      // [ic]
+  const KvHubStats* kv = nullptr;    // [ic]
 };
 
 // Receives every statistic in a fixed order. Names use only [A-Za-z0-9_] (DPDK telemetry accepts nothing else): "rx_frames".
@@ -111,6 +132,8 @@ class StatsVisitor {
 };
 
 void visit_stats(const StatsSources& s, StatsVisitor& v);
+// The ic_ and kv_ part of it (with [ic]; /tob/ic): kv may be nullptr.
+void visit_ic_stats(const IcStatus& ic, const KvHubStats* kv, StatsVisitor& v);
 // Histograms by name, for /tob/histogram: rx_arrival_offset, tx_error_spin, ... Null if unknown.
 const Histogram* find_histogram(const StatsSources& s, const std::string& name);
 std::string histogram_names();

@@ -18,14 +18,35 @@ namespace {
 DaemonContext* g_ctx = nullptr;
 IoThread* g_io = nullptr;
 const ClientHub* g_hub = nullptr;
+const KvHub* g_kv = nullptr;
 TelemetryInfo g_info;
 
 int clamp_int(int64_t v) { return static_cast<int>(std::clamp<int64_t>(v, INT_MIN, INT_MAX)); }
 
-StatsSources sources(const NodeStatus& node) {
-  return StatsSources{g_ctx->rx, g_ctx->tx, g_ctx->control, node,
-                      g_ctx->io_records.load(std::memory_order_relaxed),
-                      g_ctx->io_write_errors.load(std::memory_order_relaxed), g_ctx->log};
+// Snapshots of what the lcores publish, for one command.
+struct Snapshot {
+  NodeStatus node;
+  IcStatus ic;
+  KvHubStats kv;
+  StatsSources sources() const {
+    return StatsSources{g_ctx->rx,
+                        g_ctx->tx,
+                        g_ctx->control,
+                        node,
+                        g_ctx->io_records.load(std::memory_order_relaxed),
+                        g_ctx->io_write_errors.load(std::memory_order_relaxed),
+                        g_ctx->log,
+                        g_ctx->ic ? &ic : nullptr,
+                        g_kv != nullptr ? &kv : nullptr};
+  }
+};
+
+Snapshot snapshot() {
+  Snapshot s;
+  s.node = g_ctx->status.read();
+  if (g_ctx->ic) s.ic = g_ctx->ic_status.read();
+  if (g_kv != nullptr) s.kv = g_kv->stats();
+  return s;
 }
 
 class TelemetryDict final : public StatsVisitor {
@@ -74,9 +95,9 @@ int cmd_info(const char*, const char*, rte_tel_data* d) {
 
 int cmd_stats(const char*, const char*, rte_tel_data* d) {
   rte_tel_data_start_dict(d);
-  const NodeStatus node = g_ctx->status.read();
+  const Snapshot snap = snapshot();
   TelemetryDict dict(d);
-  visit_stats(sources(node), dict);
+  visit_stats(snap.sources(), dict);
   return 0;
 }
 
@@ -111,8 +132,8 @@ int cmd_membership(const char*, const char*, rte_tel_data* d) {
 }
 
 int cmd_histogram(const char*, const char* params, rte_tel_data* d) {
-  const NodeStatus node = g_ctx->status.read();
-  const StatsSources src = sources(node);
+  const Snapshot snap = snapshot();
+  const StatsSources src = snap.sources();
   const Histogram* h = params == nullptr ? nullptr : find_histogram(src, params);
   rte_tel_data_start_dict(d);
   if (h == nullptr) {
@@ -220,12 +241,42 @@ int cmd_clients(const char*, const char*, rte_tel_data* d) {
   return 0;
 }
 
+// The IC configuration, instance progress, round data, publications, writes by status and the
+// store (the ic_ and kv_ statistics of /tob/stats, with the configuration next to them).
+int cmd_ic(const char*, const char*, rte_tel_data* d) {
+  rte_tel_data_start_dict(d);
+  const ClusterConfig& cfg = *g_ctx->config;
+  if (!g_ctx->ic || !cfg.ic) {
+    rte_tel_data_add_dict_string(d, "error", "this node runs no interactive consistency (no [ic] in its cluster.ini)");
+    return 0;
+  }
+  const core::IcConfig& ic = *cfg.ic;
+  rte_tel_data_add_dict_int(d, "f", ic.f);
+  rte_tel_data_add_dict_int(d, "rounds", ic.f + 1);
+  rte_tel_data_add_dict_int(d, "period_cycles", ic.period_cycles);
+  rte_tel_data_add_dict_u64(d, "keys_per_period", ic.keys_per_period_max);
+  rte_tel_data_add_dict_u64(d, "key_bytes", ic.key_bytes_max);
+  rte_tel_data_add_dict_u64(d, "value_bytes", ic.value_bytes_max);
+  rte_tel_data_add_dict_u64(d, "store_keys_max", ic.store_keys_max);
+  rte_tel_data_add_dict_u64(d, "versions_per_key", ic.versions_per_key);
+  rte_tel_data_add_dict_string(d, "test_fault", g_ctx->options->ic_fault == core::IcFaultMode::none ? "none"
+                                                : g_ctx->options->ic_fault == core::IcFaultMode::lie  ? "lie"
+                                                : g_ctx->options->ic_fault == core::IcFaultMode::omit ? "omit"
+                                                                                                       : "garble");
+  const Snapshot snap = snapshot();
+  TelemetryDict dict(d);
+  visit_ic_stats(snap.ic, g_kv != nullptr ? &snap.kv : nullptr, dict);
+  return 0;
+}
+
 }  // namespace
 
-void register_telemetry(DaemonContext& ctx, IoThread& io, const ClientHub& hub, const TelemetryInfo& info) {
+void register_telemetry(DaemonContext& ctx, IoThread& io, const ClientHub& hub, const KvHub* kv,
+                        const TelemetryInfo& info) {
   g_ctx = &ctx;
   g_io = &io;
   g_hub = &hub;
+  g_kv = kv;
   g_info = info;
   rte_telemetry_register_cmd("/tob/info", cmd_info, "Cluster, node, schedule, port and clock of this dpdk-tob node");
   rte_telemetry_register_cmd("/tob/stats", cmd_stats, "All counters and histogram summaries of this dpdk-tob node");
@@ -236,6 +287,8 @@ void register_telemetry(DaemonContext& ctx, IoThread& io, const ClientHub& hub, 
                              "The latest deliveries with their payload's head. Parameter: a client id to filter");
   rte_telemetry_register_cmd("/tob/submit", cmd_submit, "Submit the parameter text as a message (client 1)");
   rte_telemetry_register_cmd("/tob/clients", cmd_clients, "Applications attached through tob.h, per slot");
+  rte_telemetry_register_cmd("/tob/ic", cmd_ic,
+                             "Interactive consistency and the key-value store: instances, round data, publications, writes");
 }
 
 }  // namespace tob::dataplane

@@ -6,6 +6,7 @@
 //   /tob/deliveries[,<client>] the latest deliveries with the head of their payload
 //   /tob/submit,<text>         submit <text> as a message of client 1 (demos and tests)
 //   /tob/clients               attached applications (include/tob.h): slot, pid, pending, ...
+//   /tob/ic                    interactive consistency and the key-value store ([ic])
 // Callbacks run on the telemetry thread; they read seqlocks and atomics, never lcore state.
 #pragma once
 
@@ -14,6 +15,7 @@
 #include "dataplane/client_hub.h"
 #include "dataplane/context.h"
 #include "dataplane/io_thread.h"
+#include "dataplane/kv_hub.h"
 
 namespace tob::dataplane {
 
@@ -26,6 +28,8 @@ struct TelemetryInfo {  // static facts for /tob/info, filled at start-up
   std::string tx_methods;
 };
 
-void register_telemetry(DaemonContext& ctx, IoThread& io, const ClientHub& hub, const TelemetryInfo& info);
+// kv: the key-value side of the clients with [ic], else nullptr.
+void register_telemetry(DaemonContext& ctx, IoThread& io, const ClientHub& hub, const KvHub* kv,
+                        const TelemetryInfo& info);
 
 }  // namespace tob::dataplane

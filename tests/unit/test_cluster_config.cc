@@ -299,3 +299,104 @@ TEST_CASE("otfp needs an acceptor log, and durability is sync or none") {
   CHECK(override_error(kGood, {{"storage.durability", "maybe"}}).find("[storage] durability") != std::string::npos);
   CHECK(override_error(kGood, {{"timing.window", "2"}}).find("[timing] window") != std::string::npos);
 }
+
+// [ic]: interactive consistency and the key-value store (docs/configuration.md).
+
+TEST_CASE("without an [ic] section the cluster runs no interactive consistency") {
+  const ClusterConfig c = load_ok_with(kGood, {});
+  CHECK_FALSE(c.ic.has_value());
+  CHECK(c.ic_frames_per_slot == 0);
+}
+
+TEST_CASE("an [ic] section loads every bound, the default reduction and the key classes") {
+  const std::string text = std::string(kGood) +
+                           "[ic]\nf = 1\nperiod_cycles = 2\nkeys_per_period = 19\nkey_bytes = 16\nvalue_bytes = 8\n"
+                           "store_keys = 100\nversions_per_key = 3\nchunk_bytes = 700\ncopies = 2\ntree_bytes = 0x100000\n"
+                           "reduction = median-i64\nclass.temp/ = median-f64\nclass.temp/fast. = midpoint-f64\n"
+                           "class.name = majority\n";
+  const ClusterConfig c = load_ok_with(text, {});
+  REQUIRE(c.ic.has_value());
+  const tob::core::IcConfig& ic = *c.ic;
+  CHECK(ic.f == 1);
+  CHECK(ic.period_cycles == 2);
+  CHECK(ic.keys_per_period_max == 19);
+  CHECK(ic.key_bytes_max == 16);
+  CHECK(ic.value_bytes_max == 8);
+  CHECK(ic.store_keys_max == 100);
+  CHECK(ic.versions_per_key == 3);
+  CHECK(ic.chunk_bytes == 700);
+  CHECK(ic.copies == 2);
+  CHECK(ic.tree_bytes_max == 0x100000);
+  CHECK(ic.default_reduction == tob::core::Reduction::median_i64);
+  REQUIRE(ic.key_classes.size() == 3);
+  const auto reduction = [&](const std::string& key) {
+    return tob::core::reduction_for({reinterpret_cast<const uint8_t*>(key.data()), key.size()}, ic.key_classes,
+                                    ic.default_reduction);
+  };
+  CHECK(reduction("temp/1") == tob::core::Reduction::median_f64);
+  CHECK(reduction("temp/fast.x") == tob::core::Reduction::midpoint_f64);  // the longest prefix wins
+  CHECK(reduction("name") == tob::core::Reduction::majority);
+  CHECK(reduction("other") == tob::core::Reduction::median_i64);
+  // 19 keys of 16 + 8 bytes: batches of 688 bytes, entries of 692: rounds of 1 and 4 entries in
+  // chunks of 700 bytes: 1 + 4 chunks, twice.
+  CHECK(c.ic_frames_per_slot == 10);
+}
+
+TEST_CASE("an empty [ic] section takes the defaults, f as large as the cluster allows") {
+  const ClusterConfig c = load_ok_with(std::string(kGood) + "[ic]\n", {});
+  REQUIRE(c.ic.has_value());
+  CHECK(c.ic->f == 1);  // (4 - 1) / 3
+  CHECK(c.ic->period_cycles == 1);
+  CHECK(c.ic->default_reduction == tob::core::Reduction::majority);
+  CHECK(c.ic->chunk_bytes == 1440);
+  CHECK(c.ic_frames_per_slot == tob::dataplane::ic_frames_per_slot(*c.ic, 4));
+  const ClusterConfig three =
+      load_ok_with(replace(replace(kGood, "nodes = 4", "nodes = 3"), "[node.3]\nmac = 02:00:00:00:00:03\n", "") + "[ic]\n", {});
+  CHECK(three.ic->f == 0);
+}
+
+TEST_CASE("[ic] mistakes name the file, the key and the reason") {
+  const std::string ic = std::string(kGood) + "[ic]\n";
+  expect_error(ic + "f = 2\n", "[ic] f = 2 needs more than 6 nodes (N > 3f), the cluster has 4");
+  expect_error(ic + "f = -1\n", "[ic] f: '-1' is outside");
+  expect_error(ic + "period_cycles = 0\n", "[ic] period_cycles: '0' is outside [1, 1000000]");
+  expect_error(ic + "keys_per_period = 70000\n", "[ic] keys_per_period: '70000' is outside");
+  expect_error(ic + "key_bytes = 256\n", "[ic] key_bytes: '256' is outside [1, 255]");
+  expect_error(ic + "value_bytes = many\n", "[ic] value_bytes: 'many' is not an integer");
+  expect_error(ic + "store_keys = 0\n", "[ic] store_keys");
+  expect_error(ic + "versions_per_key = 2000\n", "[ic] versions_per_key");
+  expect_error(ic + "copies = 5\n", "[ic] copies: '5' is outside [1, 4]");
+  expect_error(ic + "chunk_bytes = 1441\n", "[ic] chunk size must be 1..1440 bytes for frames of 1500 bytes");
+  expect_error(ic + "reduction = mean\n", "[ic] reduction: 'mean': expected majority, median-f64");
+  expect_error(ic + "class.t/ = average\n", "[ic] class.t/: 'average': expected majority");
+  expect_error(ic + "class. = median-f64\n", "[ic] class.: give the key prefix");
+  expect_error(ic + "key_bytes = 4\nclass.toolong = majority\n", "[ic] class.toolong: the prefix is longer than key_bytes = 4");
+  expect_error(ic + "value_bytes = 4\nclass.t/ = median-f64\n", "[ic] numeric reductions need values of 8 bytes");
+  expect_error(ic + "colour = blue\n", "[ic] colour: unknown key");
+  expect_error(ic + "keys_per_period = 65535\nkey_bytes = 255\nvalue_bytes = 65535\n", "[ic] a batch of");
+  expect_error(ic + "keys_per_period = 65535\nvalue_bytes = 64\n", "exceeds 67108864 bytes");  // the EIG tree
+  std::string classes = ic;
+  for (int k = 0; k < 33; ++k) classes += "class.c" + std::to_string(k) + " = majority\n";
+  expect_error(classes, "[ic]: 33 key classes; at most 32");
+}
+
+TEST_CASE("[ic] refuses round data beyond the frames one slot may carry, with the count") {
+  // 512 keys of 32 + 16 bytes at f = 1: batches of 30724 bytes, 5 entries per slot in 1440-byte
+  // chunks: 22 + 86 frames; 4 copies: 432 frames (accepted). 700 keys: (30 + 117) x 4 = 588.
+  const std::string ic = std::string(kGood) + "[ic]\ncopies = 4\n";
+  const ClusterConfig ok = load_ok_with(ic + "keys_per_period = 512\n", {});
+  CHECK(ok.ic_frames_per_slot == tob::dataplane::ic_frames_per_slot(*ok.ic, 4));
+  CHECK(ok.ic_frames_per_slot <= tob::dataplane::kIcFramesPerSlotMax);
+  expect_error(ic + "keys_per_period = 700\n", "frames per slot (4 copies); at most 512");
+}
+
+TEST_CASE("--set reaches [ic], key classes with dots included, and adds the section") {
+  const ClusterConfig c = load_ok_with(kGood, {{"ic.period_cycles", "3"}, {"ic.class.temp.fast", "midpoint-i64"}});
+  REQUIRE(c.ic.has_value());
+  CHECK(c.ic->period_cycles == 3);
+  REQUIRE(c.ic->key_classes.size() == 1);
+  CHECK(c.ic->key_classes[0].prefix == "temp.fast");
+  CHECK(c.ic->key_classes[0].reduction == tob::core::Reduction::midpoint_i64);
+  const std::string m = override_error(kGood, {{"ic.copies", "9"}});
+  CHECK(m.find("[ic] copies: '9' is outside [1, 4] (from --set ic.copies=9)") != std::string::npos);
+}

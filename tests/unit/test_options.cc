@@ -22,7 +22,8 @@ const std::set<std::string> kOptionNames = {
     "--single-lcore",  "--idle",            "--rt-priority",   "--idle-sleep-us", "--tx-method",
     "--tx-lead-us",    "--hybrid-margin-us", "--transport",    "--clock",         "--clock-offset-ns",
     "--clock-drift-ppm", "--drop-rx", "--status-interval", "--deliveries",  "--events",        "--stats-file",
-    "--duration",      "--gen-rate",        "--gen-size",      "--gen-count",     "--help"};
+    "--duration",      "--gen-rate",        "--gen-size",      "--gen-count",     "--published",
+    "--ic-fault",      "--ic-gen-keys",     "--help"};
 
 // The required options followed by `extra`.
 Args with_required(const Args& extra) {
@@ -148,6 +149,13 @@ TEST_CASE("every option with a value is accepted as `--opt value` and as `--opt=
       {"--gen-count", "1000000", [](const DaemonOptions& o) { CHECK(o.gen_count_max == 1'000'000); }},
       {"--gen-count", "9223372036854775807",
        [](const DaemonOptions& o) { CHECK(o.gen_count_max == 9'223'372'036'854'775'807ull); }},
+      {"--published", "/tmp/p.txt", [](const DaemonOptions& o) { CHECK(o.published_path == "/tmp/p.txt"); }},
+      {"--ic-fault", "lie", [](const DaemonOptions& o) { CHECK(o.ic_fault == tob::core::IcFaultMode::lie); }},
+      {"--ic-fault", "omit", [](const DaemonOptions& o) { CHECK(o.ic_fault == tob::core::IcFaultMode::omit); }},
+      {"--ic-fault", "garble", [](const DaemonOptions& o) { CHECK(o.ic_fault == tob::core::IcFaultMode::garble); }},
+      {"--ic-fault", "none", [](const DaemonOptions& o) { CHECK(o.ic_fault == tob::core::IcFaultMode::none); }},
+      {"--ic-gen-keys", "0", [](const DaemonOptions& o) { CHECK(o.ic_gen_keys == 0); }},
+      {"--ic-gen-keys", "65535", [](const DaemonOptions& o) { CHECK(o.ic_gen_keys == 65535); }},
   };
   std::set<std::string> covered;
   for (const Case& c : cases) {
@@ -246,6 +254,9 @@ TEST_CASE("out-of-range and malformed values are refused with the option and val
   expect_bad_value("--gen-rate", "-1");
   expect_bad_value("--gen-rate", "10000001");
   expect_bad_value("--gen-size", "0");
+  expect_bad_value("--ic-fault", "liar");
+  expect_bad_value("--ic-gen-keys", "-1");
+  expect_bad_value("--ic-gen-keys", "65536");
   expect_bad_value("--gen-size", "65536");
   expect_bad_value("--gen-count", "-1");
   expect_bad_value("--gen-count", "9223372036854775808");  // overflows int64
