@@ -22,7 +22,8 @@ class Engine {
   virtual void on_time(int64_t now_ns) = 0;
   virtual FrameVerdict on_frame(const FrameView& frame, int64_t rx_ns) = 0;
   virtual SubmitResult submit(uint16_t client, std::span<const uint8_t> payload, int64_t submit_ns) = 0;
-  // Outputs accumulated since the last call; valid until the next on_time/on_frame/stop.
+  // Outputs accumulated since the last call (a second call without an input in between returns
+  // nothing new); valid until the next on_time/on_frame/stop.
   virtual const Actions& take_actions() = 0;
   virtual void stop() = 0;
   // Next instant at which on_time must be called.

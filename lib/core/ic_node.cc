@@ -184,6 +184,7 @@ void IcNode::clear_if_taken() {
 }
 
 const IcActions& IcNode::take_actions() {
+  clear_if_taken();  // a second call without an input in between: nothing new
   taken_ = true;
   return actions_;
 }

@@ -166,7 +166,8 @@ class IcNode {
   KvWriteResult kv_write(std::span<const uint8_t> key, int64_t t_pub_ns, std::span<const uint8_t> value,
                          int64_t now_ns);
   KvRead kv_read(std::span<const uint8_t> key, int64_t t_min_ns, int64_t now_ns);
-  // Outputs accumulated since the last call; valid until the next input call.
+  // Outputs accumulated since the last call (a second call without an input in between returns
+  // nothing new); valid until the next input call.
   const IcActions& take_actions();
   // Sends nothing more, refuses writes; the store stays readable.
   void stop();

@@ -137,6 +137,7 @@ void Node::clear_if_taken() {
 }
 
 const Actions& Node::take_actions() {
+  clear_if_taken();  // a second call without an input in between: nothing new
   taken_ = true;
   return actions_;
 }

@@ -191,7 +191,8 @@ class Node {
   void on_time(int64_t now_ns);
   FrameVerdict on_frame(const FrameView& frame, int64_t rx_ns);
   SubmitResult submit(uint16_t client, std::span<const uint8_t> payload, int64_t submit_ns);
-  // Outputs accumulated since the last call; valid until the next on_time/on_frame/stop.
+  // Outputs accumulated since the last call (a second call without an input in between returns
+  // nothing new); valid until the next on_time/on_frame/stop.
   const Actions& take_actions();
   // Leave by going silent (DESIGN: SIGINT leaves the membership by going silent).
   void stop();

@@ -101,6 +101,7 @@ void OtfpNode::clear_if_taken() {
 }
 
 const Actions& OtfpNode::take_actions() {
+  clear_if_taken();  // a second call without an input in between: nothing new
   taken_ = true;
   return actions_;
 }

@@ -526,4 +526,20 @@ TEST_CASE("a node called after its transmit instant skips that round's data inst
   for (const TxFrame& t : b.tx) CHECK(t.tx_ns == node.schedule().transmit_ns(2, 0, 2));
 }
 
+// The control lcore asks for actions after every input and once more per loop turn: a second
+// call without an input in between must not hand out the same frames and decisions again (it
+// did, and the daemon sent every IC frame many times over and published decisions twice).
+TEST_CASE("take_actions hands out each output once", "[ic][node]") {
+  auto made = IcNode::create(node_config(4, 0), ic_config(1));
+  REQUIRE(made.ok());
+  IcNode node = std::move(made.value());
+  node.on_time(kCycle);  // instance 0 starts: round 1 frames in cycle 1
+  const size_t frames = node.take_actions().tx.size();
+  CHECK(frames > 0);
+  CHECK(node.take_actions().tx.empty());
+  CHECK(node.take_actions().decisions.empty());
+  node.on_time(kCycle);  // an input with nothing new
+  CHECK(node.take_actions().tx.empty());
+}
+
 }  // namespace tob::core
