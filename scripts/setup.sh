@@ -10,7 +10,7 @@ packages=(
   linuxptp
   catch2 libbenchmark-dev
   clang libclang-rt-14-dev
-  python3 python3-venv python3-pip python3-matplotlib
+  python3 python3-venv python3-pip python3-matplotlib python3-pytest
   iproute2 ethtool stress-ng
 )
 

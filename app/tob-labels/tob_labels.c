@@ -33,6 +33,7 @@
 #include <rte_eal.h>
 
 #include "label_set.h"
+#include "kv_app.h"
 #include "tob.h"
 
 #define TICKS_MAX 1000000L
@@ -43,47 +44,7 @@
 #define NS_PER_S 1000000000LL
 #define NS_PER_MS 1000000LL
 #define ALIGN_LEAD_NS (1000LL * 1000 * 1000)
-#define WAIT_SPIN_NS 50000LL
 #define FAILURES_PRINTED_MAX 10
-
-static volatile sig_atomic_t g_stop = 0;
-static void on_signal(int sig) {
-  (void)sig;
-  g_stop = 1;
-}
-
-enum reason {
-  R_OK = 0,
-  R_DEADLINE,   /* write: TOB_EDEADLINE */
-  R_AGAIN,      /* write: TOB_EAGAIN until the instance was out of reach */
-  R_NOT_FOUND,  /* read: TOB_ENOTFOUND */
-  R_EVICTED,    /* read: TOB_EEVICTED */
-  R_REDUCTION,  /* read: TOB_EREDUCTION (no majority) */
-  R_NEWER,      /* read: a version published after t_pub (this node reads late) */
-  R_MISMATCH,   /* read: other bytes or another length than written */
-  R_TOO_LARGE,  /* TOB_ETOOLARGE: a bound of [ic] */
-  R_INVALID,    /* TOB_EINVAL */
-  R_OTHER,
-  R_COUNT
-};
-static const char *const kReasonNames[R_COUNT] = {
-    "ok", "deadline", "again", "not_found", "evicted", "reduction", "newer", "mismatch", "too_large", "invalid", "other",
-};
-
-static enum reason reason_of(int rc) {
-  switch (rc) {
-    case TOB_EDEADLINE: return R_DEADLINE;
-    case TOB_EAGAIN: return R_AGAIN;
-    case TOB_ENOTFOUND: return R_NOT_FOUND;
-    case TOB_EEVICTED: return R_EVICTED;
-    case TOB_EREDUCTION: return R_REDUCTION;
-    case TOB_ETOOLARGE: return R_TOO_LARGE;
-    case TOB_EINVAL: return R_INVALID;
-    default: return R_OTHER;
-  }
-}
-
-static bool fatal(int rc) { return rc == TOB_EDETACHED || rc == TOB_ENOIC || rc == TOB_ENODAEMON; }
 
 struct options {
   const char *cluster;
@@ -136,18 +97,6 @@ static void usage(FILE *out, const char *prog) {
           "\n"
           "Exit status: 0 every tick succeeded, 3 some did not, 1 an error, 2 usage.\n",
           prog, LABEL_COUNT_MAX);
-}
-
-static bool parse_long(const char *opt, const char *s, long min, long max, long *out) {
-  char *end = NULL;
-  errno = 0;
-  const long v = strtol(s, &end, 10);
-  if (errno != 0 || end == s || *end != '\0' || v < min || v > max) {
-    fprintf(stderr, "tob-labels: %s: '%s' is not an integer in [%ld, %ld]\n", opt, s, min, max);
-    return false;
-  }
-  *out = v;
-  return true;
 }
 
 static bool parse_period_list(const char *s, struct label_set_spec *spec) {
@@ -403,12 +352,13 @@ struct run {
   const struct workload *w;
   FILE *csv;
   long ticks_total;
+  int64_t tick_ns;
   /* Ticks in flight: written, not yet read back. */
   struct tick pending[PENDING_MAX];
   long pending_head, pending_count;
   /* Tallies. */
   long ticks_done, ticks_idle, ticks_ok;
-  uint64_t writes, writes_ok, again_retries, reads, reads_ok;
+  uint64_t writes, writes_ok, again_retries, reads, reads_ok, read_again_retries;
   uint64_t write_refusals[R_COUNT], read_failures[R_COUNT];
   uint32_t due_min, due_max;
   uint64_t due_sum;
@@ -420,22 +370,6 @@ struct run {
   long failures_printed;
   int fatal_rc;
 };
-
-static bool wait_until(struct tob_client *c, int64_t t) {
-  for (;;) {
-    if (g_stop) return false;
-    const int64_t left = t - tob_now_ns(c);
-    if (left <= 0) return true;
-    if (left > 2 * WAIT_SPIN_NS) {
-      int64_t nap = left - WAIT_SPIN_NS;
-      if (nap > NS_PER_S / 10) nap = NS_PER_S / 10;
-      const struct timespec ts = {(time_t)(nap / NS_PER_S), (long)(nap % NS_PER_S)};
-      nanosleep(&ts, NULL);
-    } else {
-      sched_yield();
-    }
-  }
-}
 
 static bool group_due(const struct run *r, const struct period_group *g, uint64_t tick_abs) {
   const struct label probe = {0, g->period_ms, 1};
@@ -493,8 +427,9 @@ static void read_tick(struct run *r, struct tick *t) {
       uint8_t expected[LABEL_SIZE_MAX], got[LABEL_SIZE_MAX];
       label_value(l->id, t->tick_abs, expected);
       int64_t published_at = 0;
-      const int rc = tob_kv_read(r->client, w->keys[l->id], w->key_lens[l->id], t->t_pub_ns, got, sizeof got,
-                                 &published_at);
+      /* At t_pub the daemon may still be publishing (TOB_EAGAIN): wait for it, half a tick at most. */
+      const int rc = kv_read_settled(r->client, w->keys[l->id], w->key_lens[l->id], t->t_pub_ns, got, sizeof got,
+                                     &published_at, t->t_pub_ns + r->tick_ns / 2, &r->read_again_retries);
       r->reads++;
       enum reason why = R_OK;
       if (rc < 0) why = reason_of(rc);
@@ -534,13 +469,13 @@ static void finish_tick(struct run *r, const struct tick *t) {
   if (r->csv != NULL) {
     fprintf(r->csv, "%ld,%" PRIu64 ",%" PRId64 ",%" PRId64 ",%u,%u,%u,%" PRId64 ",%" PRId64 ",%" PRId64 ",%d,%s\n",
             t->index, t->tick_abs, t->activation_ns, t->t_pub_ns, t->due, t->writes_ok, t->reads_ok,
-            t->write_start_ns, t->write_end_ns, t->read_ns, t->due == 0 || ok, kReasonNames[t->first_failure]);
+            t->write_start_ns, t->write_end_ns, t->read_ns, t->due == 0 || ok, reason_name(t->first_failure));
   }
   if (!r->opt->quiet && t->due > 0 && !ok) {
     r->failures_printed++;
     if (r->failures_printed <= FAILURES_PRINTED_MAX) {
       printf("tick %ld: %u due, %u written, %u read back (first failure: %s)%s\n", t->index, t->due, t->writes_ok,
-             t->reads_ok, kReasonNames[t->first_failure],
+             t->reads_ok, reason_name(t->first_failure),
              r->failures_printed == FAILURES_PRINTED_MAX ? "; further failing ticks only in the CSV" : "");
     }
   }
@@ -570,7 +505,7 @@ static void json_reasons(FILE *f, const char *name, const uint64_t *counts) {
   bool first = true;
   for (int i = 1; i < R_COUNT; i++) {
     if (counts[i] == 0) continue;
-    fprintf(f, "%s\"%s\": %" PRIu64, first ? "" : ", ", kReasonNames[i], counts[i]);
+    fprintf(f, "%s\"%s\": %" PRIu64, first ? "" : ", ", reason_name(i), counts[i]);
     first = false;
   }
   fprintf(f, "},\n");
@@ -605,7 +540,8 @@ static int write_summary(struct run *r, const char *path, uint16_t node) {
   fprintf(f, "  \"writes\": %" PRIu64 ",\n  \"writes_ok\": %" PRIu64 ",\n  \"write_again_retries\": %" PRIu64 ",\n",
           r->writes, r->writes_ok, r->again_retries);
   json_reasons(f, "write_refusals", r->write_refusals);
-  fprintf(f, "  \"reads\": %" PRIu64 ",\n  \"reads_ok\": %" PRIu64 ",\n", r->reads, r->reads_ok);
+  fprintf(f, "  \"reads\": %" PRIu64 ",\n  \"reads_ok\": %" PRIu64 ",\n  \"read_again_retries\": %" PRIu64 ",\n",
+          r->reads, r->reads_ok, r->read_again_retries);
   json_reasons(f, "read_failures", r->read_failures);
   fprintf(f, "  \"interrupted\": %s,\n", g_stop ? "true" : "false");
   fprintf(f, "  \"error\": %s%s%s,\n", r->fatal_rc ? "\"" : "", r->fatal_rc ? tob_strerror(r->fatal_rc) : "null",
@@ -627,29 +563,23 @@ static void print_summary(const struct run *r, uint16_t node) {
          r->w->count, r->w->tick_ms, run, r->ticks_ok, run > 0 ? 100.0 * (double)r->ticks_ok / (double)run : 0.0);
   printf("  writes %" PRIu64 ", taken %" PRIu64 ", refused:", r->writes, r->writes_ok);
   for (int i = 1; i < R_COUNT; i++) {
-    if (r->write_refusals[i] > 0) printf(" %s %" PRIu64, kReasonNames[i], r->write_refusals[i]);
+    if (r->write_refusals[i] > 0) printf(" %s %" PRIu64, reason_name(i), r->write_refusals[i]);
   }
   printf("%s\n", r->writes == r->writes_ok ? " none" : "");
   printf("  reads %" PRIu64 ", right %" PRIu64 ", failed:", r->reads, r->reads_ok);
   for (int i = 1; i < R_COUNT; i++) {
-    if (r->read_failures[i] > 0) printf(" %s %" PRIu64, kReasonNames[i], r->read_failures[i]);
+    if (r->read_failures[i] > 0) printf(" %s %" PRIu64, reason_name(i), r->read_failures[i]);
   }
   printf("%s\n", r->reads == r->reads_ok ? " none" : "");
 }
 
 int main(int argc, char **argv) {
-  int dashdash = argc;
-  for (int i = 1; i < argc; i++) {
-    if (strcmp(argv[i], "--") == 0) {
-      dashdash = i;
-      break;
-    }
-  }
-  for (int i = 1; i < argc; i++) {
-    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-      usage(stdout, argv[0]);
-      return 0;
-    }
+  /* Options first (they follow "--"), so --help and mistakes need no EAL. */
+  kv_app_name = "tob-labels";
+  const int dashdash = kv_app_dashdash(argc, argv);
+  if (kv_app_wants_help(argc, argv)) {
+    usage(stdout, argv[0]);
+    return 0;
   }
   struct options opt;
   const int app_argc = dashdash < argc ? argc - dashdash - 1 : 0;
@@ -678,19 +608,9 @@ int main(int argc, char **argv) {
     return 0;
   }
 
-  if (rte_eal_init(dashdash, argv) < 0) {
-    fprintf(stderr,
-            "tob-labels: EAL init failed (the EAL says why above): is a dpdk-tob daemon running "
-            "with this --file-prefix, and did you pass --proc-type=secondary?\n");
+  struct tob_client *c = kv_app_attach(dashdash, argv, opt.cluster);
+  if (c == NULL) {
     free_workload(&w);
-    return 1;
-  }
-  struct tob_client *c = NULL;
-  rc = tob_attach(opt.cluster, NULL, &c);
-  if (rc < 0) {
-    fprintf(stderr, "tob-labels: attach to cluster '%s': %s\n", opt.cluster, tob_strerror(rc));
-    free_workload(&w);
-    rte_eal_cleanup();
     return 1;
   }
   const uint16_t node = tob_node_id(c);
@@ -701,6 +621,7 @@ int main(int argc, char **argv) {
   r.opt = &opt;
   r.w = &w;
   r.ticks_total = ticks_total;
+  r.tick_ns = tick_ns;
   r.latency_first_ns = calloc((size_t)ticks_total, sizeof(int64_t));
   r.latency_last_ns = calloc((size_t)ticks_total, sizeof(int64_t));
   r.write_phase_ns = calloc((size_t)ticks_total, sizeof(int64_t));
@@ -757,11 +678,7 @@ int main(int argc, char **argv) {
                    "ok,first_failure\n");
   }
 
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_signal;
-  sigaction(SIGINT, &sa, NULL);
-  sigaction(SIGTERM, &sa, NULL);
+  kv_app_catch_signals();
 
   printf("tob-labels: node %u client %u, %u labels (%zu periods, tick %u ms), %ld ticks, publishing %.2f ms after "
          "a tick starts, first tick in %.2f s\n",

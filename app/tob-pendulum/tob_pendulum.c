@@ -36,6 +36,7 @@
 #include <rte_eal.h>
 
 #include "pendulum_model.h"
+#include "kv_app.h"
 #include "tob.h"
 
 #define PERIODS_MAX 10000000L
@@ -45,52 +46,6 @@
 /* The margin between "now" and period 0 when the start is aligned: time for every replica to
  * attach after it was launched. */
 #define ALIGN_LEAD_NS (1000LL * 1000 * 1000)
-/* The last part of a wait spins (with sched_yield) rather than sleeps: sleeps overshoot by tens
- * of microseconds, and four daemons share the CPUs with us, so spinning longer would cost them. */
-#define WAIT_SPIN_NS 50000LL
-
-static volatile sig_atomic_t g_stop = 0;
-static void on_signal(int sig) {
-  (void)sig;
-  g_stop = 1;
-}
-
-/* Why a period's read or write did not go through. */
-enum reason {
-  R_OK = 0,
-  R_DEADLINE,   /* TOB_EDEADLINE: the instance carrying it finishes after t_pub */
-  R_AGAIN,      /* TOB_EAGAIN until it was too late anyway */
-  R_NOT_FOUND,  /* TOB_ENOTFOUND: nothing published in [t_min, now] */
-  R_EVICTED,    /* TOB_EEVICTED */
-  R_REDUCTION,  /* TOB_EREDUCTION: no quorum for the median */
-  R_NEWER,      /* a version newer than asked for: this replica runs late */
-  R_BAD_LENGTH, /* a value that is not 8 bytes */
-  R_BAD_STATE,  /* agreed values the plant refuses (ivp_state_invalid) */
-  R_TOO_LARGE,  /* TOB_ETOOLARGE: key or value beyond the [ic] bounds */
-  R_INVALID,    /* TOB_EINVAL: e.g. the key's class is not numeric */
-  R_OTHER,
-  R_COUNT
-};
-static const char *const kReasonNames[R_COUNT] = {
-    "ok",         "deadline",  "again",     "not_found", "evicted", "reduction",
-    "newer",      "bad_length", "bad_state", "too_large", "invalid", "other",
-};
-
-static enum reason reason_of(int rc) {
-  switch (rc) {
-    case TOB_EDEADLINE: return R_DEADLINE;
-    case TOB_EAGAIN: return R_AGAIN;
-    case TOB_ENOTFOUND: return R_NOT_FOUND;
-    case TOB_EEVICTED: return R_EVICTED;
-    case TOB_EREDUCTION: return R_REDUCTION;
-    case TOB_ETOOLARGE: return R_TOO_LARGE;
-    case TOB_EINVAL: return R_INVALID;
-    default: return R_OTHER;
-  }
-}
-
-/* Errors after which the run cannot go on. */
-static bool fatal(int rc) { return rc == TOB_EDETACHED || rc == TOB_ENOIC || rc == TOB_ENODAEMON; }
 
 struct options {
   const char *cluster;
@@ -144,30 +99,6 @@ static void usage(FILE *out, const char *prog) {
           "\n"
           "Exit status: 0 the run ended with the pole up, 3 the pole fell, 1 an error, 2 usage.\n",
           prog);
-}
-
-static bool parse_long(const char *opt, const char *s, long min, long max, long *out) {
-  char *end = NULL;
-  errno = 0;
-  const long v = strtol(s, &end, 10);
-  if (errno != 0 || end == s || *end != '\0' || v < min || v > max) {
-    fprintf(stderr, "tob-pendulum: %s: '%s' is not an integer in [%ld, %ld]\n", opt, s, min, max);
-    return false;
-  }
-  *out = v;
-  return true;
-}
-
-static bool parse_double(const char *opt, const char *s, double min, double max, double *out) {
-  char *end = NULL;
-  errno = 0;
-  const double v = strtod(s, &end);
-  if (errno != 0 || end == s || *end != '\0' || !isfinite(v) || v < min || v > max) {
-    fprintf(stderr, "tob-pendulum: %s: '%s' is not a number in [%g, %g]\n", opt, s, min, max);
-    return false;
-  }
-  *out = v;
-  return true;
 }
 
 /* 0 on success, 2 on a usage error (message printed). */
@@ -296,22 +227,6 @@ static int parse_options(int argc, char **argv, struct options *o) {
 }
 
 /* Sleeps, then spins, until global time t. False when interrupted by a signal. */
-static bool wait_until(struct tob_client *c, int64_t t) {
-  for (;;) {
-    if (g_stop) return false;
-    const int64_t left = t - tob_now_ns(c);
-    if (left <= 0) return true;
-    if (left > 2 * WAIT_SPIN_NS) {
-      /* At most 100 ms at a time, so a stopped daemon or a signal is noticed soon. */
-      int64_t nap = left - WAIT_SPIN_NS;
-      if (nap > NS_PER_S / 10) nap = NS_PER_S / 10;
-      const struct timespec ts = {(time_t)(nap / NS_PER_S), (long)(nap % NS_PER_S)};
-      nanosleep(&ts, NULL);
-    } else {
-      sched_yield();
-    }
-  }
-}
 
 struct replica {
   struct tob_client *client;
@@ -319,6 +234,7 @@ struct replica {
   char keys[IVP_VAR_COUNT][KEY_BYTES_MAX];
   size_t key_lens[IVP_VAR_COUNT];
   uint64_t lie_rng;
+  uint64_t read_again_retries; /* tob_kv_read calls that found the daemon still publishing */
   /* Tallies, by period. */
   long periods_run;
   long periods_ok;     /* read (from period 1 on) and all 19 writes went through */
@@ -337,7 +253,9 @@ static enum reason read_state(struct replica *r, int64_t t_pub, struct ivp_state
   for (int i = 0; i < IVP_VAR_COUNT; i++) {
     uint8_t value[8];
     int64_t published_at = 0;
-    const int rc = tob_kv_read(r->client, r->keys[i], r->key_lens[i], t_pub, value, sizeof value, &published_at);
+    /* At t_pub the daemon may still be publishing (TOB_EAGAIN): wait for it, half a period at most. */
+    const int rc = kv_read_settled(r->client, r->keys[i], r->key_lens[i], t_pub, value, sizeof value, &published_at,
+                                   t_pub + r->opt->period_ms * 500000LL, &r->read_again_retries);
     *rc_out = rc;
     if (rc < 0) return reason_of(rc);
     if (rc != 8) return R_BAD_LENGTH;
@@ -388,19 +306,20 @@ static void print_summary(const struct replica *r, uint16_t node) {
   printf("tob-pendulum node %u (keys %s%s): %ld periods of %ld ms, %ld successful (%.2f%%)\n", node, o->key_prefix,
          o->lie ? ", LYING" : "", r->periods_run, o->period_ms, r->periods_ok,
          r->periods_run > 0 ? 100.0 * (double)r->periods_ok / (double)r->periods_run : 0.0);
-  printf("  reads: %ld periods, agreed state equal to this replica's own copy in %ld, fallbacks to the own copy %ld\n",
-         r->reads, r->reads_agreeing, r->fallbacks);
+  printf("  reads: %ld periods, agreed state equal to this replica's own copy in %ld, fallbacks to the own copy %ld, "
+         "retries while the daemon published %" PRIu64 "\n",
+         r->reads, r->reads_agreeing, r->fallbacks, r->read_again_retries);
   printf("  failed reads by reason:");
   long total = 0;
   for (int i = 1; i < R_COUNT; i++) {
-    if (r->read_failures[i] > 0) printf(" %s %ld", kReasonNames[i], r->read_failures[i]);
+    if (r->read_failures[i] > 0) printf(" %s %ld", reason_name(i), r->read_failures[i]);
     total += r->read_failures[i];
   }
   printf("%s\n", total == 0 ? " none" : "");
   printf("  refused writes (periods) by reason:");
   total = 0;
   for (int i = 1; i < R_COUNT; i++) {
-    if (r->write_refusals[i] > 0) printf(" %s %ld", kReasonNames[i], r->write_refusals[i]);
+    if (r->write_refusals[i] > 0) printf(" %s %ld", reason_name(i), r->write_refusals[i]);
     total += r->write_refusals[i];
   }
   printf("%s\n", total == 0 ? " none" : "");
@@ -410,18 +329,11 @@ static void print_summary(const struct replica *r, uint16_t node) {
 
 int main(int argc, char **argv) {
   /* Options first (they follow "--"), so --help and mistakes need no EAL. */
-  int dashdash = argc;
-  for (int i = 1; i < argc; i++) {
-    if (strcmp(argv[i], "--") == 0) {
-      dashdash = i;
-      break;
-    }
-  }
-  for (int i = 1; i < argc; i++) {
-    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-      usage(stdout, argv[0]);
-      return 0;
-    }
+  kv_app_name = "tob-pendulum";
+  const int dashdash = kv_app_dashdash(argc, argv);
+  if (kv_app_wants_help(argc, argv)) {
+    usage(stdout, argv[0]);
+    return 0;
   }
   struct options opt;
   const int app_argc = dashdash < argc ? argc - dashdash - 1 : 0;
@@ -429,19 +341,8 @@ int main(int argc, char **argv) {
   if (rc != 0) return rc;
 
   /* 1. DPDK as a secondary process of the node's daemon. */
-  if (rte_eal_init(dashdash, argv) < 0) {
-    fprintf(stderr,
-            "tob-pendulum: EAL init failed (the EAL says why above): is a dpdk-tob daemon running "
-            "with this --file-prefix, and did you pass --proc-type=secondary?\n");
-    return 1;
-  }
-  struct tob_client *c = NULL;
-  rc = tob_attach(opt.cluster, NULL, &c);
-  if (rc < 0) {
-    fprintf(stderr, "tob-pendulum: attach to cluster '%s': %s\n", opt.cluster, tob_strerror(rc));
-    rte_eal_cleanup();
-    return 1;
-  }
+  struct tob_client *c = kv_app_attach(dashdash, argv, opt.cluster);
+  if (c == NULL) return 1;
   const uint16_t node = tob_node_id(c);
   int status = 1;
   FILE *csv = NULL;
@@ -472,11 +373,7 @@ int main(int argc, char **argv) {
     fprintf(csv, "period,activation_ns,t_pub_ns,angle_rad,position_m,force_n,read,write,agreed_equals_own\n");
   }
 
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_signal;
-  sigaction(SIGINT, &sa, NULL);
-  sigaction(SIGTERM, &sa, NULL);
+  kv_app_catch_signals();
 
   const int64_t period_ns = opt.period_ms * 1000000LL;
   const int64_t start = start_instant(c, &opt);
@@ -569,11 +466,11 @@ int main(int argc, char **argv) {
 
     if (csv != NULL) {
       fprintf(csv, "%ld,%" PRId64 ",%" PRId64 ",%.9g,%.9g,%.9g,%s,%s,%d\n", k, activation, t_pub, angle, position,
-              force, k == 0 ? "init" : kReasonNames[read], kReasonNames[write], k == 0 ? 1 : agreeing);
+              force, k == 0 ? "init" : reason_name(read), reason_name(write), k == 0 ? 1 : agreeing);
     }
     if (!opt.quiet && activation >= next_progress) {
       printf("period %ld: angle %+.3f deg, cart %+.3f m, force %+.2f N, read %s, write %s%s\n", k,
-             angle * DEG_PER_RAD, position, force, k == 0 ? "init" : kReasonNames[read], kReasonNames[write],
+             angle * DEG_PER_RAD, position, force, k == 0 ? "init" : reason_name(read), reason_name(write),
              k == 0 || agreeing ? "" : ", agreed state differs from own copy");
       fflush(stdout);
       next_progress = activation + NS_PER_S;
