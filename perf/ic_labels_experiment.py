@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """The largest label count the key-value store publishes at 100% success, per label period, on this
 machine's netns cluster (seed 004 §V-B; the seed reports up to ~2000 labels at P_min = 100 ms on
 four Raspberry Pi 4).
