@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "tob.h"
 
@@ -45,6 +46,17 @@ bool fatal(int rc);
 /* Option values: false (and a message naming the option) unless s is one in [min, max]. */
 bool parse_long(const char *opt, const char *s, long min, long max, long *out);
 bool parse_double(const char *opt, const char *s, double min, double max, double *out);
+
+/* In an option loop over argv with the option in `a`, its value (or NULL) in `v` and the index in
+ * `i`: takes the value, or ends parsing with status 2 and a message when there is none. */
+#define NEED_VALUE()                                                     \
+  do {                                                                   \
+    if (v == NULL) {                                                     \
+      fprintf(stderr, "%s: %s needs a value (--help)\n", kv_app_name, a); \
+      return 2;                                                          \
+    }                                                                    \
+    i++;                                                                 \
+  } while (0)
 
 /* Index of "--" in argv (argc if none), and whether --help/-h is anywhere. */
 int kv_app_dashdash(int argc, char **argv);

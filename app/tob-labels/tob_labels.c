@@ -135,14 +135,6 @@ static int parse_options(int argc, char **argv, struct options *o) {
     const char *a = argv[i];
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
     long l = 0;
-#define NEED_VALUE()                                                   \
-  do {                                                                 \
-    if (v == NULL) {                                                   \
-      fprintf(stderr, "tob-labels: %s needs a value (--help)\n", a);   \
-      return 2;                                                        \
-    }                                                                  \
-    i++;                                                               \
-  } while (0)
     if (strcmp(a, "--cluster") == 0) {
       NEED_VALUE();
       o->cluster = v;
@@ -212,7 +204,6 @@ static int parse_options(int argc, char **argv, struct options *o) {
       fprintf(stderr, "tob-labels: unknown option '%s' (--help)\n", a);
       return 2;
     }
-#undef NEED_VALUE
   }
   if (o->cluster == NULL && !o->print_set) {
     fprintf(stderr, "tob-labels: --cluster NAME is required (--help)\n");

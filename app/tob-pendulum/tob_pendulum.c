@@ -114,14 +114,6 @@ static int parse_options(int argc, char **argv, struct options *o) {
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
     long l = 0;
     double d = 0;
-#define NEED_VALUE()                                                      \
-  do {                                                                    \
-    if (v == NULL) {                                                      \
-      fprintf(stderr, "tob-pendulum: %s needs a value (--help)\n", a);    \
-      return 2;                                                           \
-    }                                                                     \
-    i++;                                                                  \
-  } while (0)
     if (strcmp(a, "--cluster") == 0) {
       NEED_VALUE();
       o->cluster = v;
@@ -189,7 +181,6 @@ static int parse_options(int argc, char **argv, struct options *o) {
       fprintf(stderr, "tob-pendulum: unknown option '%s' (--help)\n", a);
       return 2;
     }
-#undef NEED_VALUE
   }
   if (o->cluster == NULL) {
     fprintf(stderr, "tob-pendulum: --cluster NAME is required (--help)\n");

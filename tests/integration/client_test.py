@@ -21,12 +21,14 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "scripts"))
 from tobclient import cluster, common_window, telemetry, wait_for  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from harness import check, run_suite, secondary  # noqa: E402
 
 BUILD = Path(os.environ.get("TOB_BUILD_DIR", REPO / "build"))
 RUN = Path(os.environ.get("TOB_TEST_RUN_DIR", "/tmp/dpdk-tob-clients"))
@@ -39,18 +41,6 @@ CLUSTER = "netns"
 DURATION = 8.0
 DRAIN = 2.0
 
-results: list[tuple[str, bool, str]] = []
-
-
-def check(name: str, ok: bool, detail: str = "") -> bool:
-    results.append((name, ok, detail))
-    print(f"{'PASS' if ok else 'FAIL'}: {name}{(' -- ' + detail) if detail else ''}", flush=True)
-    return ok
-
-
-def secondary(node: int, program: Path, *args: str) -> list[str]:
-    return ["ip", "netns", "exec", f"tob-n{node}", str(program), "--proc-type=secondary",
-            f"--file-prefix=tob-node{node}", "--no-pci", "--log-level=lib.eal:error", "--", *args]
 
 
 def load(name: str, node: int, *args: str) -> subprocess.Popen[str]:
@@ -163,11 +153,7 @@ def test_clients() -> None:
 
 
 def main() -> int:
-    if os.geteuid() != 0:
-        print("clients: needs root\n0 passed, 1 failed")
-        return 1
-    RUN.mkdir(parents=True, exist_ok=True)
-    try:
+    def body() -> None:
         cluster(ENV, "down", check=False)
         cluster(ENV, "up", str(NODES))
         formed = wait_for(lambda: all(telemetry(k, "/tob/membership")["members"] == [0, 1, 2, 3]
@@ -176,15 +162,8 @@ def main() -> int:
             test_api_errors()
             test_example()
             test_clients()
-    except Exception as e:  # noqa: BLE001 - a broken step fails the test, never hangs
-        check("client test run completed", False, f"{type(e).__name__}: {e}")
-    finally:
-        cluster(ENV, "down", check=False)
-    passed = sum(1 for _, ok, _ in results if ok)
-    failed = len(results) - passed
-    print(f"{passed} passed, {failed} failed")
-    return 0 if failed == 0 else 1
 
+    return run_suite("clients", RUN, body, lambda: cluster(ENV, "down", check=False))
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -29,6 +29,9 @@ sys.path.insert(0, str(REPO / "scripts"))
 from tobclient import cluster as run_cluster, common_window, read_deliveries, read_events, telemetry  # noqa: E402
 from tobclient import wait_for as poll  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from harness import check, run_suite  # noqa: E402
+
 BUILD = Path(os.environ.get("TOB_BUILD_DIR", REPO / "build"))
 DAEMON = BUILD / "app/dpdk-tob/dpdk-tob"
 RUN = Path(os.environ.get("TOB_TEST_RUN_DIR", "/tmp/dpdk-tob-test"))
@@ -37,13 +40,6 @@ NODES = 4
 ENV = dict(os.environ, TOB_RUN_DIR=str(RUN), TOB_CYCLE_NS=str(CYCLE_NS), TOB_BUILD_DIR=str(BUILD),
            TOB_DAEMON_ARGS="--gen-rate 20 --gen-size 48", TOB_STATUS_INTERVAL="2")
 
-results: list[tuple[str, bool, str]] = []
-
-
-def check(name: str, ok: bool, detail: str = "") -> bool:
-    results.append((name, ok, detail))
-    print(f"{'PASS' if ok else 'FAIL'}: {name}{(' -- ' + detail) if detail else ''}", flush=True)
-    return ok
 
 
 def cluster(*args: str, check_rc: bool = True) -> subprocess.CompletedProcess[str]:
@@ -261,32 +257,24 @@ def test_injector() -> None:
 
 
 def main() -> int:
-    if os.geteuid() != 0:
-        print("integration: needs root")
-        print("0 passed, 1 failed")
-        return 1
     if not DAEMON.exists():
         print(f"integration: {DAEMON} not built")
         print("0 passed, 1 failed")
         return 1
-    RUN.mkdir(parents=True, exist_ok=True)
-    try:
+
+    def body() -> None:
         p = subprocess.run([sys.executable, str(REPO / "tests/integration/inject_frames.py"), "--self-test"],
                            text=True, capture_output=True, timeout=120)
         check("the injector's frame encoder matches the C++ golden frames (--self-test)", p.returncode == 0,
               (p.stdout + p.stderr).strip().splitlines()[-1] if (p.stdout + p.stderr).strip() else "")
         test_bad_configuration()
         test_cluster()
-    except Exception as e:  # a broken step fails the test, never hangs or leaves a cluster behind
-        check("integration run completed", False, f"{type(e).__name__}: {e}")
-    finally:
+
+    def teardown() -> None:
         cluster("down", check_rc=False)
         subprocess.run(["ip", "netns", "del", "tob-inj"], capture_output=True)
-    passed = sum(1 for _, ok, _ in results if ok)
-    failed = len(results) - passed
-    print(f"{passed} passed, {failed} failed")
-    return 0 if failed == 0 else 1
 
+    return run_suite("integration", RUN, body, teardown)
 
 if __name__ == "__main__":
     sys.exit(main())

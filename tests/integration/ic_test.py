@@ -32,7 +32,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "scripts"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from cluster_test import GOOD_INI, check, results, run_daemon  # noqa: E402
+from cluster_test import GOOD_INI, run_daemon  # noqa: E402
+from harness import check, run_suite  # noqa: E402
 from tobclient import cluster as run_cluster, telemetry, wait_for  # noqa: E402
 
 BUILD = Path(os.environ.get("TOB_BUILD_DIR", REPO / "build"))
@@ -241,23 +242,11 @@ def test_cluster() -> None:
 
 
 def main() -> int:
-    if os.geteuid() != 0:
-        print("ic integration: needs root")
-        print("0 passed, 1 failed")
-        return 1
-    RUN.mkdir(parents=True, exist_ok=True)
-    try:
+    def body() -> None:
         test_bad_configuration()
         test_cluster()
-    except Exception as e:  # a broken step fails the test, never hangs or leaves a cluster behind
-        check("ic integration run completed", False, f"{type(e).__name__}: {e}")
-    finally:
-        cluster("down", check_rc=False)
-    passed = sum(1 for _, ok, _ in results if ok)
-    failed = len(results) - passed
-    print(f"{passed} passed, {failed} failed")
-    return 0 if failed == 0 else 1
 
+    return run_suite("ic integration", RUN, body, lambda: cluster("down", check_rc=False))
 
 if __name__ == "__main__":
     sys.exit(main())
