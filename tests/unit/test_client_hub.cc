@@ -1,7 +1,7 @@
-#define CATCH_CONFIG_RUNNER
 // The daemon's side of tob.h (lib/dataplane/client_hub), driven directly: the client slots are
 // operated as the client library does (lib/client/tob_client.cc), the rings read as a client
 // would. Needs DPDK's EAL; main() starts it without hugepages, devices or shared files.
+#define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 
 #include <rte_eal.h>
