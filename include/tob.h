@@ -90,6 +90,13 @@ struct tob_client_stats {
   uint64_t lagging_events; /* times the daemon flagged this client as lagging (backpressure) */
   uint64_t pending;        /* deliveries the daemon holds for this client, not yet polled */
   uint64_t last_seq;       /* seq of the last delivery returned */
+  /* Key-value store ([ic]). */
+  uint64_t kv_written;     /* tob_kv_write calls handed to the daemon */
+  uint64_t kv_refused;     /* tob_kv_write calls refused at once (any error) */
+  uint64_t kv_late;        /* handed over, then refused by the daemon: the write crossed the end of
+                              its period on the way and its instance could no longer make t_pub */
+  uint64_t kv_dropped;     /* handed over, then refused by the daemon for another reason (the
+                              period's batch was full: [ic] keys_per_period) */
 };
 
 struct tob_client;
@@ -127,19 +134,25 @@ const char *tob_strerror(int error);
 /* Writes `value` for `key`, to be published at t_pub_ns (global time). 0 when taken; then the
  * IC instance of the current period carries it. TOB_EDEADLINE when that instance cannot finish
  * by t_pub_ns (tob_kv_earliest_pub_ns tells the earliest possible), TOB_ETOOLARGE for a key or
- * value beyond the [ic] bounds, TOB_EINVAL for an empty key or a value that is not a number for
- * a numeric key, TOB_EAGAIN when the ring to the daemon is full, TOB_ENOIC without IC. */
+ * value beyond the [ic] bounds, TOB_EINVAL for an empty or NULL key or a value that is not a
+ * number for a numeric key, TOB_EAGAIN when the ring or the pool to the daemon is full,
+ * TOB_EDETACHED after detach, TOB_ENOIC without IC. A taken write can still be refused by the
+ * daemon (it crossed its period's end on the way, or the batch was full): tob_get_stats counts
+ * those as kv_late and kv_dropped. */
 int tob_kv_write(struct tob_client *client, const void *key, size_t key_len, int64_t t_pub_ns,
                  const void *value, size_t value_len);
 /* The value of the latest version of `key` published in [t_min_ns, now] (seed 004 §IV-B:
  * "the latest value published no earlier than t_min"), copied to `value` (at most `capacity`
  * bytes); returns its length (>= 0) and, if t_pub_ns is not NULL, its publishing instant.
- * Errors: TOB_ENOTFOUND, TOB_EEVICTED, TOB_EREDUCTION, TOB_ETOOLARGE (capacity too small),
- * TOB_ENOIC. */
+ * Errors: TOB_ENOTFOUND, TOB_EEVICTED, TOB_EREDUCTION, TOB_ETOOLARGE (capacity too small, or
+ * a key beyond [ic] key_bytes), TOB_EAGAIN (the daemon is publishing that very instant: at
+ * t_pub itself, for up to a few hundred microseconds; retry), TOB_ENODAEMON (the daemon is gone),
+ * TOB_EINVAL (empty or NULL key), TOB_EDETACHED, TOB_ENOIC. */
 int tob_kv_read(struct tob_client *client, const void *key, size_t key_len, int64_t t_min_ns,
                 void *value, size_t capacity, int64_t *t_pub_ns);
 /* The earliest publishing instant a write made at now_ns can get (the finish of the instance of
- * the period containing now_ns); TOB_ENOIC (as a negative value) without IC. */
+ * the period containing now_ns); negative errors: TOB_ENOIC without IC, TOB_EINVAL for a NULL
+ * client or an instant before the schedule's epoch. */
 int64_t tob_kv_earliest_pub_ns(struct tob_client *client, int64_t now_ns);
 /* 8-byte big-endian numbers for the numeric reductions. */
 void tob_kv_f64(double v, uint8_t out[8]);

@@ -215,7 +215,7 @@ case "$cmd" in
     python3 "$repo/scripts/tob-telemetry.py" "$prefix$1" "$2"
     ;;
   *)
-    sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,/^set -euo pipefail/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
     [ -z "$cmd" ] || [ "$cmd" = help ] || [ "$cmd" = -h ] || [ "$cmd" = --help ] || exit 2
     ;;
 esac

@@ -143,7 +143,9 @@ const char* tob_strerror(int e) {
     case TOB_EVERSION: return "the daemon uses another TOB_ABI_VERSION than this library";
     case TOB_ECLUSTER: return "the daemon under this file prefix serves another cluster";
     case TOB_ENOSLOT: return "every client slot of the daemon is taken ([clients] max)";
-    case TOB_ETOOLARGE: return "payload larger than the cluster's [limits] payload_bytes";
+    case TOB_ETOOLARGE:
+      return "too large: a payload above [limits] payload_bytes, a key or value above [ic] key_bytes or "
+             "value_bytes, or a read buffer shorter than the value";
     case TOB_EOVERRUN: return "this client fell behind by more than the daemon's history: deliveries were lost to it";
     case TOB_ETOOLATE: return "cannot resume: the daemon no longer holds deliveries that far back";
     case TOB_EDETACHED: return "the client is detached";
@@ -368,7 +370,9 @@ int tob_kv_read(tob_client* c, const void* key, size_t key_len, int64_t t_min_ns
     case KvMirrorStatus::reduction_failed: return TOB_EREDUCTION;
     case KvMirrorStatus::too_small: return TOB_ETOOLARGE;
     case KvMirrorStatus::busy:
-    case KvMirrorStatus::behind: return TOB_EAGAIN;  // the daemon is publishing this very instant
+    case KvMirrorStatus::behind:
+      // The daemon is publishing this very instant, unless it is gone: then it never will.
+      return daemon_alive(*c->shm) ? TOB_EAGAIN : TOB_ENODAEMON;
   }
   return TOB_EAGAIN;
 }
@@ -405,6 +409,10 @@ int tob_get_stats(const tob_client* c, tob_client_stats* out) {
   out->lagging_events = s.lagging_events.load(std::memory_order_relaxed);
   out->pending = s.pending.load(std::memory_order_relaxed) + rte_ring_count(c->ring);
   out->last_seq = c->last_seq;
+  out->kv_written = s.kv_written.load(std::memory_order_relaxed);
+  out->kv_refused = s.kv_refused.load(std::memory_order_relaxed);
+  out->kv_late = s.kv_late.load(std::memory_order_relaxed);
+  out->kv_dropped = s.kv_dropped.load(std::memory_order_relaxed);
   return TOB_OK;
 }
 

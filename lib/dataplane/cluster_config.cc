@@ -172,7 +172,7 @@ core::Result<core::IcConfig> load_ic(rte_cfgfile* f, const Reader& rd, const Clu
   const size_t frames = ic_frames_per_slot(ic, c.nodes);
   if (frames > kIcFramesPerSlotMax)
     return rd.error("ic", "", "the round data needs " + std::to_string(frames) + " frames per slot (" +
-                                  std::to_string(ic.copies) + " copies); at most " + std::to_string(kIcFramesPerSlotMax) +
+                                  std::to_string(ic.copies) + (ic.copies == 1 ? " copy" : " copies") + "); at most " + std::to_string(kIcFramesPerSlotMax) +
                                   ": fewer keys per period, smaller keys or values, larger chunk_bytes, fewer copies or a smaller f");
   return ic;
 }

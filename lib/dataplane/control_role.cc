@@ -190,8 +190,15 @@ void ControlRole::advance_time(int64_t now_ns, uint64_t now_tsc) {
     publish_status(now_ns);
   }
   if (ic_ != nullptr && (ic_due == INT64_MIN || core_now >= ic_due)) {
-    ic_->on_time(core_now);
-    handle_ic_actions();
+    // One boundary per call, so that at most one instance finishes in each: take_actions reports
+    // a bounded number of decisions, and after a stall of several cycles the ones beyond it
+    // would reach the node's own store but not the shared mirror nor the --published file.
+    int64_t due = ic_due;
+    do {
+      ic_->on_time(due == INT64_MIN ? core_now : due);
+      handle_ic_actions();
+      due = ic_->next_deadline_ns();
+    } while (due != INT64_MIN && due <= core_now);
     publish_ic_status();
   }
 }

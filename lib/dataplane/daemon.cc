@@ -205,8 +205,16 @@ int run_daemon(int argc, char** argv) {
   register_log_type();
   int code = kExitOk;
   auto ctx = std::make_unique<DaemonContext>();
-  const auto cleanup = [&](int rc, const std::string& message) {
+  // The applications' side: released before the EAL, whose rings and memzones they hold.
+  std::unique_ptr<ClientHub> client_hub;
+  std::unique_ptr<KvHub> kv_hub;
+  const auto release_eal = [&] {
+    kv_hub.reset();
+    client_hub.reset();
     rte_eal_cleanup();
+  };
+  const auto cleanup = [&](int rc, const std::string& message) {
+    release_eal();
     return fail(rc, message);
   };
 
@@ -307,8 +315,9 @@ int run_daemon(int argc, char** argv) {
             opt.port_id, pi.mac.c_str(), format_mac(cfg.node_macs[self]).c_str());
 
   // Applications (include/tob.h): the shared memzone, the delivery pool and the client rings.
-  auto hub = ClientHub::create(cfg, self, ctx->clock);
-  if (!hub) {
+  if (auto hub = ClientHub::create(cfg, self, ctx->clock); hub) {
+    client_hub = std::move(hub.value());
+  } else {
     stop_port(opt.port_id);
     return cleanup(kExitRuntime, hub.error().message);
   }
@@ -327,7 +336,6 @@ int run_daemon(int argc, char** argv) {
 
   // Interactive consistency next to the engine ([ic]), and the applications' side of its store.
   std::optional<core::IcNode> ic_node;
-  std::unique_ptr<KvHub> kv_hub;
   if (cfg.ic) {
     core::IcConfig ic_config = *cfg.ic;
     ic_config.test_fault = {opt.ic_fault, 0x1C0FFEEull + self};
@@ -337,7 +345,7 @@ int run_daemon(int argc, char** argv) {
       return cleanup(kExitUsage, cfg.path + ": " + ic.error().message);
     }
     ic_node.emplace(std::move(ic.value()));
-    auto kv = KvHub::create(cfg, *hub.value()->shared());
+    auto kv = KvHub::create(cfg, *client_hub->shared());
     if (!kv) {
       stop_port(opt.port_id);
       return cleanup(kExitRuntime, kv.error().message);
@@ -347,7 +355,7 @@ int run_daemon(int argc, char** argv) {
   }
 
   IoThread io(*ctx);
-  io.watch_clients(hub.value()->shared());
+  io.watch_clients(client_hub->shared());
   if (auto files = io.open_files(); !files) {
     stop_port(opt.port_id);
     return cleanup(kExitUsage, files.error().message);
@@ -360,7 +368,7 @@ int run_daemon(int argc, char** argv) {
   RTE_LCORE_FOREACH_WORKER(id) workers.push_back(id);
   RxRole rx(*ctx);
   TxRole tx(*ctx);
-  ControlRole control(*ctx, *node.value(), calibrator, nic_calibrator ? &*nic_calibrator : nullptr, *hub.value(),
+  ControlRole control(*ctx, *node.value(), calibrator, nic_calibrator ? &*nic_calibrator : nullptr, *client_hub,
                       ic_node ? &*ic_node : nullptr, kv_hub.get());
   LoopRoles main_loop{ctx.get(), nullptr, &control, nullptr, "control"};
   std::vector<std::pair<unsigned, LoopRoles>> worker_loops;
@@ -392,7 +400,7 @@ int run_daemon(int argc, char** argv) {
                     : "");
   info.lcores = layout;
   info.tx_methods = method_list(*ctx);
-  register_telemetry(*ctx, io, *hub.value(), kv_hub.get(), info);
+  register_telemetry(*ctx, io, *client_hub, kv_hub.get(), info);
 
   g_quit = &ctx->quit;
   struct sigaction sa {};
@@ -486,7 +494,7 @@ int run_daemon(int argc, char** argv) {
   std::fflush(stdout);
   g_quit = nullptr;
   stop_port(opt.port_id);
-  rte_eal_cleanup();
+  release_eal();
   return code;
 }
 

@@ -214,9 +214,9 @@ const std::vector<Option>& options() {
        "[ic]: append every publication of the key-value store as `instance node key value` (the format of "
        "tob-sim --ic --published: tests/sim/check_published.py compares the files of several nodes)",
        string_into(&DaemonOptions::published_path)},
-      {"--ic-fault", "lie|omit|garble",
+      {"--ic-fault", "lie|omit|garble|none",
        "test knob, [ic]: this node lies in its IC round data (every value replaced), omits it (sends no IC "
-       "frames) or garbles it (malformed entries); a Byzantine node for tests",
+       "frames) or garbles it (malformed entries); a Byzantine node for tests (default none)",
        [](DaemonOptions& o, const std::string& v) -> std::optional<std::string> {
          if (v == "lie") o.ic_fault = core::IcFaultMode::lie;
          else if (v == "omit") o.ic_fault = core::IcFaultMode::omit;

@@ -12,8 +12,9 @@
 //
 // Deliveries are mbufs with a reference per holder: the daemon's history keeps the latest ones
 // (for clients that resume), and every client ring holds one reference per entry; the client
-// library frees its references after the next poll. A client's slot goes
-// and the control role answers every claim within one step. Plain layout, lock-free
+// library frees its references after the next poll. A client's slot goes free -> reserving ->
+// claimed (library) -> attached or refused (control role) -> leaving (library or control) ->
+// free (control), and the control role answers every claim within one step. Plain layout, lock-free
 // atomics only (address-free across processes on x86-64).
 #pragma once
 

@@ -85,7 +85,9 @@ mac = 02:00:00:00:00:04
 """
 
 
-def run_daemon(ini: str | None, app_args: list[str], vdev: str = "net_null0") -> subprocess.CompletedProcess[str]:
+def run_daemon(ini: str | None, app_args: list[str], vdev: str = "net_null0",
+               stop_after_s: float = 0) -> subprocess.CompletedProcess[str]:
+    """One daemon on a virtual port; with stop_after_s, SIGTERM after that long (a clean stop)."""
     with tempfile.TemporaryDirectory() as d:
         args = [str(DAEMON), "--no-pci", "--file-prefix", "tob-badcfg", "-l", "0", "--log-level", "lib.*:error"]
         if vdev:
@@ -96,7 +98,15 @@ def run_daemon(ini: str | None, app_args: list[str], vdev: str = "net_null0") ->
             path.write_text(ini)
             args += ["--config", str(path)]
         args += app_args
-        return subprocess.run(args, text=True, capture_output=True, timeout=60)
+        if stop_after_s <= 0:
+            return subprocess.run(args, text=True, capture_output=True, timeout=60)
+        p = subprocess.Popen(args, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        try:
+            out, err = p.communicate(timeout=stop_after_s)
+        except subprocess.TimeoutExpired:
+            p.send_signal(signal.SIGTERM)
+            out, err = p.communicate(timeout=60)
+        return subprocess.CompletedProcess(args, p.returncode, out, err)
 
 
 def test_bad_configuration() -> None:

@@ -7,11 +7,12 @@ IC period with its built-in writer (--ic-gen-keys: majority keys with equal valu
 midpoint keys with node-specific values) and appending every publication to a --published file.
 Node 2 is Byzantine through the test knob. Checks, each reported as one case:
   - bad [ic] configurations and IC options without [ic] fail with exit 2 and a clear message;
-  - with node 2 lying (a different wild value for every key and receiver) the three correct
+  - with node 2 lying (a wild value for every key it sends or relays; multicast: the same to every receiver) the three correct
     nodes publish identical values in every period (tests/sim/check_published.py, the checker of
     tob-sim --ic --published), and the median and midpoint values come from correct nodes only;
   - applications on the three correct nodes (app/tob-labels, include/tob.h tob_kv_write and
     tob_kv_read through the shared mirror) get every label published and read back, every tick;
+    the key-value calls' error paths answer their distinct codes (tob-api-test);
   - node 2 restarted omitting its round data, then garbling it, then killed -9 (a crash): the
     correct nodes still publish identical values, missing round data counted as default values;
   - telemetry /tob/ic (fault mode, instances, publications, no mirror mismatch, no duplicate
@@ -33,11 +34,12 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "scripts"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from cluster_test import GOOD_INI, run_daemon  # noqa: E402
-from harness import check, run_suite  # noqa: E402
+from harness import check, run_suite, secondary  # noqa: E402
 from tobclient import cluster as run_cluster, telemetry, wait_for  # noqa: E402
 
 BUILD = Path(os.environ.get("TOB_BUILD_DIR", REPO / "build"))
 LABELS = BUILD / "app/tob-labels/tob-labels"
+API_TEST = BUILD / "tests/integration/tob-api-test"
 RUN = Path(os.environ.get("TOB_TEST_RUN_DIR", "/tmp/dpdk-tob-ic-test"))
 CHECKER = REPO / "tests/sim/check_published.py"
 CYCLE_NS = 100_000_000
@@ -136,6 +138,16 @@ def test_bad_configuration() -> None:
     check(f"{len(cases)} bad [ic] configurations and options exit 2 with a clear message", not bad, "; ".join(bad))
 
 
+def test_clean_stop() -> None:
+    """A daemon with [ic] and an application's shared memory stops on SIGTERM with exit 0 (it once
+    freed its client rings after the EAL had: a segfault at every stop)."""
+    p = run_daemon(GOOD_INI + "[ic]\nf = 1\n", ["--node-id", "0", "--idle", "sleep", "--ic-gen-keys", "4"],
+                   stop_after_s=4)
+    ok = p.returncode == 0 and "dpdk-tob: stopped." in p.stdout and "ic_instances_finished" in p.stdout
+    check("a daemon with [ic] stops on SIGTERM with exit 0 and prints its IC statistics", ok,
+          f"rc {p.returncode}" + ("" if ok else f": {(p.stdout + p.stderr)[-300:]}"))
+
+
 def run_labels(nodes: list[int], labels: int, seconds: int) -> list[tuple[int, int, str]]:
     """tob-labels on each node, every one starting at the same global instant. (node, rc, summary)."""
     start = (time.clock_gettime_ns(time.CLOCK_TAI) // CYCLE_NS + 40) * CYCLE_NS  # 4 s ahead
@@ -184,6 +196,17 @@ def test_cluster() -> None:
     got = run_labels(CORRECT, 50, 6)
     check("applications on the correct nodes write and read back 50 labels every tick (tob_kv_write/read)",
           all(rc == 0 for _, rc, _ in got), "; ".join(f"node {k}: rc {rc}: {s}" for k, rc, s in got))
+
+    # The key-value calls' error paths through include/tob.h, on a cluster with [ic].
+    # ([clients] max 8 and [limits] payload_bytes 1024: the defaults; key_bytes 32, value_bytes 16.)
+    p = subprocess.run(secondary(0, API_TEST, "netns", "8", "1024", "32", "16", "m.", "gen2"), text=True,
+                       capture_output=True, timeout=120)
+    for line in p.stdout.splitlines():
+        if line.startswith(("PASS: ", "FAIL: ")):
+            check("tob.h with [ic]: " + line[6:].split(" -- ")[0], line.startswith("PASS"),
+                  line.split(" -- ", 1)[1] if " -- " in line else "")
+    if not p.stdout.rstrip().endswith(" 0 failed"):
+        check("tob-api-test with [ic] ran to the end", False, (p.stdout + p.stderr)[-600:])
 
     # Omission: node 2 restarted sending no IC round data at all.
     cluster("stop", str(FAULTY))
@@ -244,6 +267,7 @@ def test_cluster() -> None:
 def main() -> int:
     def body() -> None:
         test_bad_configuration()
+        test_clean_stop()
         test_cluster()
 
     return run_suite("ic integration", RUN, body, lambda: cluster("down", check_rc=False))

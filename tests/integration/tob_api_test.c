@@ -2,11 +2,19 @@
  * secondary of one node). Each check prints PASS/FAIL; the last line is `N passed, M failed`.
  *
  *   tob-api-test --proc-type=secondary --file-prefix tob-node0 -- CLUSTER MAX_CLIENTS PAYLOAD_MAX
+ *       [KEY_BYTES VALUE_BYTES NUMERIC_PREFIX AGREED_KEY]
+ *
+ * Without the last four the cluster must have no [ic] (every key-value call is TOB_ENOIC); with
+ * them it has one: [ic] key_bytes and value_bytes, a key prefix of a numeric class, and a key the
+ * daemons' built-in writer publishes every period (--ic-gen-keys, e.g. gen2).
  */
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <time.h>
 
 #include <rte_eal.h>
 
@@ -19,6 +27,71 @@ static void check(const char *name, int ok, const char *detail) {
   if (ok) passed++; else failed++;
 }
 
+/* The key-value calls' error paths (and one read of an agreed key) on a cluster without or with
+ * [ic]. ic_args: NULL, or KEY_BYTES VALUE_BYTES NUMERIC_PREFIX AGREED_KEY. */
+static void kv_checks(struct tob_client *c, char **ic_args) {
+  char detail[256];
+  uint8_t v[64] = {0};
+  const int64_t now = tob_now_ns(c);
+  if (ic_args == NULL) {
+    int rc = tob_kv_write(c, "k", 1, now + 1000000000LL, v, 8);
+    check("without [ic], tob_kv_write is TOB_ENOIC", rc == TOB_ENOIC, tob_strerror(rc));
+    rc = tob_kv_read(c, "k", 1, 0, v, sizeof v, NULL);
+    check("without [ic], tob_kv_read is TOB_ENOIC", rc == TOB_ENOIC, tob_strerror(rc));
+    check("without [ic], tob_kv_earliest_pub_ns is TOB_ENOIC", tob_kv_earliest_pub_ns(c, now) == TOB_ENOIC, "");
+    return;
+  }
+  const size_t key_bytes = (size_t)atol(ic_args[0]), value_bytes = (size_t)atol(ic_args[1]);
+  const char *numeric = ic_args[2], *agreed = ic_args[3];
+  char key[300];
+  const int64_t e = tob_kv_earliest_pub_ns(c, now);
+  snprintf(detail, sizeof detail, "%.3f ms ahead", (double)(e - now) / 1e6);
+  check("the earliest publishing instant lies ahead", e > now, detail);
+  int rc = tob_kv_write(c, "api/a", 5, now, v, 1);
+  check("a write for an instant its instance cannot make is TOB_EDEADLINE at once", rc == TOB_EDEADLINE,
+        tob_strerror(rc));
+  rc = tob_kv_write(c, "", 0, e + 1000000000LL, v, 1);
+  check("an empty key is TOB_EINVAL", rc == TOB_EINVAL, tob_strerror(rc));
+  memset(key, 'k', sizeof key);
+  rc = key_bytes + 1 <= sizeof key ? tob_kv_write(c, key, key_bytes + 1, e + 1000000000LL, v, 1) : TOB_ETOOLARGE;
+  check("a key longer than [ic] key_bytes is TOB_ETOOLARGE", rc == TOB_ETOOLARGE, tob_strerror(rc));
+  rc = value_bytes + 1 <= sizeof v ? tob_kv_write(c, "api/a", 5, e + 1000000000LL, v, value_bytes + 1) : TOB_ETOOLARGE;
+  check("a value longer than [ic] value_bytes is TOB_ETOOLARGE", rc == TOB_ETOOLARGE, tob_strerror(rc));
+  snprintf(key, sizeof key, "%sapi", numeric);
+  rc = tob_kv_write(c, key, strlen(key), e + 1000000000LL, v, 3);
+  check("a 3-byte value for a numeric key is TOB_EINVAL", rc == TOB_EINVAL, tob_strerror(rc));
+  tob_kv_f64(NAN, v);
+  rc = tob_kv_write(c, key, strlen(key), e + 1000000000LL, v, 8);
+  check("a NaN for a median key is TOB_EINVAL", rc == TOB_EINVAL, tob_strerror(rc));
+  tob_kv_f64(-2.5, v);
+  check("tob_kv_f64 and tob_kv_to_f64 round-trip", tob_kv_to_f64(v) == -2.5, "");
+  tob_kv_i64(-7, v);
+  check("tob_kv_i64 and tob_kv_to_i64 round-trip", tob_kv_to_i64(v) == -7, "");
+  rc = tob_kv_write(c, key, strlen(key), tob_kv_earliest_pub_ns(c, tob_now_ns(c)), v, 8);
+  check("a well-formed write is taken", rc == TOB_OK, tob_strerror(rc));
+  rc = tob_kv_read(c, "api/never", 9, 0, v, sizeof v, NULL);
+  check("reading a key nobody wrote is TOB_ENOTFOUND", rc == TOB_ENOTFOUND, tob_strerror(rc));
+
+  /* The built-in writers of all nodes publish `agreed` every period. */
+  int64_t t_pub = 0;
+  for (int tries = 0; tries < 2000; tries++) {
+    rc = tob_kv_read(c, agreed, strlen(agreed), 0, v, sizeof v, &t_pub);
+    if (rc != TOB_EAGAIN && rc != TOB_ENOTFOUND) break;
+    const struct timespec ts = {0, 1000000};
+    nanosleep(&ts, NULL);
+  }
+  const int64_t at = tob_now_ns(c);
+  snprintf(detail, sizeof detail, "rc %d (%s), published %.1f ms ago", rc, rc < 0 ? tob_strerror(rc) : "bytes",
+           (double)(at - t_pub) / 1e6);
+  check("an agreed key reads back, published in the past", rc > 0 && t_pub <= at, detail);
+  rc = tob_kv_read(c, agreed, strlen(agreed), 0, v, 1, NULL);
+  check("a buffer shorter than the value is TOB_ETOOLARGE", rc == TOB_ETOOLARGE, tob_strerror(rc));
+  rc = tob_kv_read(c, agreed, strlen(agreed), at + 60000000000LL, v, sizeof v, NULL);
+  check("nothing is published in the future: t_min ahead is TOB_ENOTFOUND", rc == TOB_ENOTFOUND, tob_strerror(rc));
+  rc = tob_kv_read(c, NULL, 3, 0, v, sizeof v, NULL);
+  check("a NULL key is TOB_EINVAL", rc == TOB_EINVAL, tob_strerror(rc));
+}
+
 int main(int argc, char **argv) {
   int eal = rte_eal_init(argc, argv);
   if (eal < 0) {
@@ -27,8 +100,9 @@ int main(int argc, char **argv) {
   }
   argc -= eal;
   argv += eal;
-  if (argc != 4) {
-    printf("usage: ... -- CLUSTER MAX_CLIENTS PAYLOAD_MAX\n0 passed, 1 failed\n");
+  if (argc != 4 && argc != 8) {
+    printf("usage: ... -- CLUSTER MAX_CLIENTS PAYLOAD_MAX [KEY_BYTES VALUE_BYTES NUMERIC_PREFIX AGREED_KEY]\n"
+           "0 passed, 1 failed\n");
     return 2;
   }
   const char *cluster = argv[1];
@@ -81,13 +155,17 @@ int main(int argc, char **argv) {
   if (rc == TOB_OK) tob_detach(more[0]);
 
   /* Distinct, non-empty messages for every error. */
-  const int codes[] = {TOB_EAGAIN, TOB_EINVAL, TOB_ENODAEMON, TOB_EVERSION, TOB_ECLUSTER, TOB_ENOSLOT,
-                       TOB_ETOOLARGE, TOB_EOVERRUN, TOB_ETOOLATE, TOB_EDETACHED, TOB_ENOEAL};
+  const int codes[] = {TOB_EAGAIN,    TOB_EINVAL,    TOB_ENODAEMON, TOB_EVERSION, TOB_ECLUSTER,
+                       TOB_ENOSLOT,   TOB_ETOOLARGE, TOB_EOVERRUN,  TOB_ETOOLATE, TOB_EDETACHED,
+                       TOB_ENOEAL,    TOB_ENOIC,     TOB_EDEADLINE, TOB_ENOTFOUND, TOB_EEVICTED,
+                       TOB_EREDUCTION};
   int distinct = 1;
   for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++)
     for (size_t j = i + 1; j < sizeof codes / sizeof codes[0]; j++)
       if (strcmp(tob_strerror(codes[i]), tob_strerror(codes[j])) == 0) distinct = 0;
   check("every error code has its own message", distinct, "");
+
+  kv_checks(c, argc == 8 ? argv + 4 : NULL);
 
   struct tob_client_stats st;
   rc = tob_get_stats(c, &st);
