@@ -109,6 +109,14 @@ def run_daemon(ini: str | None, app_args: list[str], vdev: str = "net_null0",
         return subprocess.CompletedProcess(args, p.returncode, out, err)
 
 
+def test_clean_stop() -> None:
+    """SIGTERM: the statistics, then exit 0 (the hubs once outlived the EAL: a segfault at exit)."""
+    p = run_daemon(GOOD_INI, ["--node-id", "1", "--idle", "sleep", "--status-interval", "0"], stop_after_s=3)
+    ok = p.returncode == 0 and "dpdk-tob: stopped." in p.stdout and "dpdk-tob: statistics of node 1" in p.stdout
+    check("a daemon stops on SIGTERM with exit 0 after printing its statistics", ok,
+          f"rc {p.returncode}" + ("" if ok else f": {(p.stdout + p.stderr)[-300:]}"))
+
+
 def test_bad_configuration() -> None:
     overlap = GOOD_INI  # every node gets slot 0..20 ms
     for k in range(4):
@@ -278,6 +286,7 @@ def main() -> int:
         check("the injector's frame encoder matches the C++ golden frames (--self-test)", p.returncode == 0,
               (p.stdout + p.stderr).strip().splitlines()[-1] if (p.stdout + p.stderr).strip() else "")
         test_bad_configuration()
+        test_clean_stop()
         test_cluster()
 
     def teardown() -> None:
