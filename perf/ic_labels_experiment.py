@@ -21,8 +21,8 @@ Mapping of the label period to the schedule (docs/examples-ic.md):
   - `[ic] keys_per_period = L`, key_bytes = the longest key (`lb/<L-1>`), value_bytes = 16 (the
     largest label), store_keys = L, reduction majority (correct nodes write identical bytes).
     These bounds fix the round data per slot whatever is written, so a trial measures the
-    configuration for L: the daemon refuses one whose round data needs more than 512 frames per
-    slot (roughly L > 4000 with N = 4 and 1500-byte frames), and such a trial counts as failed.
+    configuration for L: the daemon refuses one whose round data needs more than 2048 frames per
+    slot (roughly L > 16000 with N = 4 and 1500-byte frames), and such a trial counts as failed.
 
 Search: start at --start-labels, double after each pass until a failure (or --max-labels), then
 bisect until the gap is at most --resolution of the passing count (at least 1 label). Trials
@@ -272,7 +272,7 @@ class ClusterTrials:
                 alive = daemons_alive(trial_dir / "run", self.args.nodes)
                 if not all(alive):
                     # A daemon that exits at start refused the configuration (e.g. the round data
-                    # of L labels needs more than 512 frames per slot): L is too large.
+                    # of L labels needs more than 2048 frames per slot): L is too large.
                     dead = [k for k, a in enumerate(alive) if not a]
                     r.outcome = "refused"
                     r.note = f"node {dead[0]} exited: {log_tail(trial_dir / 'run' / f'node{dead[0]}.log')}"

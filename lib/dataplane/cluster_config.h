@@ -26,7 +26,7 @@ using Mac = std::array<uint8_t, 6>;
 // [ic] bounds the daemon adds to core::IcConfig::validate: the IC frames one node sends per
 // slot (every copy; the TX ring, the RX ring and the slot must carry them), and the key classes
 // (kIcClassesMax, kIcClassPrefixMax: shared with applications in a fixed table, shm_layout.h).
-inline constexpr size_t kIcFramesPerSlotMax = 512;
+inline constexpr size_t kIcFramesPerSlotMax = 2048;
 
 struct ClusterConfig {
   std::string path;

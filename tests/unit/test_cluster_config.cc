@@ -382,12 +382,12 @@ TEST_CASE("[ic] mistakes name the file, the key and the reason") {
 
 TEST_CASE("[ic] refuses round data beyond the frames one slot may carry, with the count") {
   // 512 keys of 32 + 16 bytes at f = 1: batches of 30724 bytes, 5 entries per slot in 1440-byte
-  // chunks: 22 + 86 frames; 4 copies: 432 frames (accepted). 700 keys: (30 + 117) x 4 = 588.
+  // chunks: 22 + 86 frames; 4 copies: 432 frames (accepted). 2500 keys: more than 2048.
   const std::string ic = std::string(kGood) + "[ic]\ncopies = 4\n";
   const ClusterConfig ok = load_ok_with(ic + "keys_per_period = 512\n", {});
   CHECK(ok.ic_frames_per_slot == tob::dataplane::ic_frames_per_slot(*ok.ic, 4));
   CHECK(ok.ic_frames_per_slot <= tob::dataplane::kIcFramesPerSlotMax);
-  expect_error(ic + "keys_per_period = 700\n", "frames per slot (4 copies); at most 512");
+  expect_error(ic + "keys_per_period = 2500\n", "frames per slot (4 copies); at most 2048");
 }
 
 TEST_CASE("--set reaches [ic], key classes with dots included, and adds the section") {
