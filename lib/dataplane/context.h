@@ -38,7 +38,9 @@ struct TxItem {  // 40 bytes
   uint64_t log_offset;  // otfp: acceptor log bytes that must be durable before it leaves
   uint8_t method;       // TxMethod (concrete)
   uint8_t copy;
-  uint8_t pad[6];
+  uint8_t ic;           // 1: interactive consistency round data (sent after the engine's copies,
+                        // back to back: not in the TX error histograms nor the late count)
+  uint8_t pad[5];
 };
 
 enum class LogKind : uint8_t { delivery = 1, event, undelivered };

@@ -305,6 +305,7 @@ void ControlRole::handle_ic_actions() {
     }
     HeldFrame& h = ic_held_[ic_held_count_];
     if (!make_item(f, h.item)) continue;
+    h.item.ic = 1;
     h.cycle = f.cycle;
     ++ic_held_count_;
   }

@@ -165,6 +165,8 @@ void visit_stats(const StatsSources& s, StatsVisitor& v) {
   v.u64("tx_nic_launch", s.tx.nic_launch.get());
   v.u64("tx_waited_for_log", s.tx.waited_for_log.get());
   v.u64("tx_log_late", s.tx.log_late.get());
+  v.u64("tx_ic_frames", s.tx.ic_frames.get());
+  v.u64("tx_ic_lag_max_us", s.tx.ic_lag_max_us.get());
 
   v.u64("control_loops", s.control.loops.get());
   v.u64("control_turns_late", s.control.turns_late.get());

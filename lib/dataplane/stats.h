@@ -23,6 +23,9 @@ class Counter {
  public:
   void add(uint64_t n = 1) { v_.store(v_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed); }
   uint64_t get() const { return v_.load(std::memory_order_relaxed); }
+  void raise_to(uint64_t n) {  // a running maximum (single writer)
+    if (n > get()) v_.store(n, std::memory_order_relaxed);
+  }
 
  private:
   std::atomic<uint64_t> v_{0};
@@ -56,6 +59,8 @@ struct TxStats {  // the TX role
   Counter nic_launch;     // handed to the NIC with a launch time
   Counter waited_for_log; // otfp: frames held until the acceptor log was durable
   Counter log_late;       // otfp: frames not sent: the log was not durable before the slot ended
+  Counter ic_frames;      // IC round data frames sent (also in frames)
+  Counter ic_lag_max_us;  // largest lag of an IC frame behind its instant (they queue in the slot)
   Histogram tx_error[kTxMethodCount];  // TSC at the tx_burst call minus the slot instant
 };
 

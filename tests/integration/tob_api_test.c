@@ -67,6 +67,7 @@ static void kv_checks(struct tob_client *c, char **ic_args) {
   check("tob_kv_f64 and tob_kv_to_f64 round-trip", tob_kv_to_f64(v) == -2.5, "");
   tob_kv_i64(-7, v);
   check("tob_kv_i64 and tob_kv_to_i64 round-trip", tob_kv_to_i64(v) == -7, "");
+  tob_kv_f64(1.25, v);
   rc = tob_kv_write(c, key, strlen(key), tob_kv_earliest_pub_ns(c, tob_now_ns(c)), v, 8);
   check("a well-formed write is taken", rc == TOB_OK, tob_strerror(rc));
   rc = tob_kv_read(c, "api/never", 9, 0, v, sizeof v, NULL);
