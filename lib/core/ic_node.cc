@@ -489,13 +489,18 @@ void IcNode::publish(DecisionSlot& ds, int64_t finish_ns) {
       const size_t at = reader.offset();
       if (!reader.next(e)) break;
       TOB_ASSERT(refs < refs_.size());
-      refs_[refs++] = {static_cast<uint32_t>(v.data() + at - base), static_cast<uint8_t>(a)};
+      uint8_t head[8] = {};
+      std::memcpy(head, e.key.data(), std::min<size_t>(8, e.key.size()));
+      refs_[refs++] = {load_be64(head), e.t_pub_ns, static_cast<uint32_t>(v.data() + at - base), static_cast<uint8_t>(a)};
     }
   }
   // Group by (key, t_pub); within a group one copy per node, in node order.
   const auto key_of = [&](const Ref& r) { return std::span<const uint8_t>(base + r.offset + kKvEntryHeaderBytes, base[r.offset + 8]); };
-  const auto t_of = [&](const Ref& r) { return static_cast<int64_t>(load_be64(base + r.offset)); };
+  const auto t_of = [](const Ref& r) { return r.t_pub; };
+  // By key (bytes, then length), t_pub, node, place. The cached first 8 bytes decide most pairs
+  // without touching the entries: the same order as comparing the keys themselves.
   const auto less = [&](const Ref& a, const Ref& b) {
+    if (a.prefix != b.prefix) return a.prefix < b.prefix;
     const auto ka = key_of(a);
     const auto kb = key_of(b);
     const int c = std::memcmp(ka.data(), kb.data(), std::min(ka.size(), kb.size()));

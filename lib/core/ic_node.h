@@ -206,6 +206,8 @@ class IcNode {
     std::vector<uint8_t> values;    // reduced values, value_bytes_max each
   };
   struct Ref {                      // one (node, key entry) of a decided batch
+    uint64_t prefix;                // the key's first 8 bytes, big-endian, zero-padded (sorts first)
+    int64_t t_pub;
     uint32_t offset;                // of the key entry in the decision entries
     uint8_t node;
   };
