@@ -154,6 +154,12 @@ core::Result<core::IcConfig> load_ic(rte_cfgfile* f, const Reader& rd, const Clu
     if (name.rfind(kIcClassKey, 0) != 0) continue;
     const std::string prefix = name.substr(kIcClassKey.size());
     if (prefix.empty()) return rd.error("ic", name, "give the key prefix after 'class.', e.g. class.temp/ = median-f64");
+    // rte_cfgfile keeps CFG_NAME_LEN - 1 characters of a name and drops the rest silently: a
+    // name of that length may have been cut, and a shortened prefix would match other keys.
+    if (name.size() >= CFG_NAME_LEN - 1)
+      return rd.error("ic", name, "key names are cut at " + std::to_string(CFG_NAME_LEN - 1) +
+                                      " characters when the file is read: class prefixes of at most " +
+                                      std::to_string(CFG_NAME_LEN - 2 - kIcClassKey.size()) + " bytes");
     if (prefix.size() > ic.key_bytes_max)
       return rd.error("ic", name, "the prefix is longer than key_bytes = " + std::to_string(ic.key_bytes_max));
     static_assert(CFG_NAME_LEN - 1 - kIcClassKey.size() <= kIcClassPrefixMax, "every prefix rte_cfgfile reads fits");

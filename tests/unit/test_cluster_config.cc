@@ -371,6 +371,10 @@ TEST_CASE("[ic] mistakes name the file, the key and the reason") {
   expect_error(ic + "class.t/ = average\n", "[ic] class.t/: 'average': expected majority");
   expect_error(ic + "class. = median-f64\n", "[ic] class.: give the key prefix");
   expect_error(ic + "key_bytes = 4\nclass.toolong = majority\n", "[ic] class.toolong: the prefix is longer than key_bytes = 4");
+  // rte_cfgfile cuts names at 63 characters: a 60-byte prefix arrives as 57 bytes; refused.
+  expect_error(ic + "key_bytes = 64\nclass." + std::string(60, 'p') + " = majority\n", "class prefixes of at most 56 bytes");
+  CHECK(load_ok_with(ic + "key_bytes = 64\nclass." + std::string(56, 'p') + " = majority\n", {}).ic->key_classes.at(0).prefix ==
+        std::string(56, 'p'));
   expect_error(ic + "value_bytes = 4\nclass.t/ = median-f64\n", "[ic] numeric reductions need values of 8 bytes");
   expect_error(ic + "colour = blue\n", "[ic] colour: unknown key");
   expect_error(ic + "keys_per_period = 65535\nkey_bytes = 255\nvalue_bytes = 65535\n", "[ic] a batch of");
