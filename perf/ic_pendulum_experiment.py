@@ -4,9 +4,9 @@ Byzantine node, as a reproducible experiment.
 
 One fresh 4-node cluster (scripts/cluster.sh) with an [ic] section (f = 1, one IC instance per
 cycle, the pendulum's 19 keys under ivp0/ reduced by the fault-tolerant median). Node
---liar's daemon lies in its IC round data (--ic-fault lie: a wild value for every key it sends or
-relays, the same to every receiver: its frames are multicast), and the replica on that node writes values off by --lie-bias plus noise on
-top. One tob-pendulum replica per node, all starting at the same global instant, each reading the
+--liar's daemon lies in its IC round data (--ic-fault lie: a wild value for every key it sends
+or relays, the same to every receiver: its frames are multicast), and the replica on that node
+writes values off by --lie-bias plus noise on top. One tob-pendulum replica per node, all starting at the same global instant, each reading the
 agreed state published for its activation, running the PID controller, simulating the plant and
 writing the next state for the next activation.
 
