@@ -78,6 +78,30 @@ bool parse_double(const char *opt, const char *s, double min, double max, double
   return true;
 }
 
+int kv_app_common_option(const char *a, const char *v, int *i, int64_t *start_ns, long *align_ms,
+                         const char **key_prefix, long *read_delay_us) {
+  const bool ours = strcmp(a, "--start-ns") == 0 || strcmp(a, "--align-ms") == 0 || strcmp(a, "--keys") == 0 ||
+                    strcmp(a, "--read-delay-us") == 0;
+  if (!ours) return 0;
+  if (v == NULL) {
+    fprintf(stderr, "%s: %s needs a value (--help)\n", kv_app_name, a);
+    return -1;
+  }
+  (*i)++;
+  long l = 0;
+  if (strcmp(a, "--start-ns") == 0) {
+    if (!parse_long(a, v, 1, INT64_MAX, &l)) return -1;
+    *start_ns = l;
+  } else if (strcmp(a, "--align-ms") == 0) {
+    if (!parse_long(a, v, 1, 3600 * 1000, align_ms)) return -1;
+  } else if (strcmp(a, "--keys") == 0) {
+    *key_prefix = v;
+  } else if (!parse_long(a, v, 0, 10 * 1000 * 1000, read_delay_us)) {
+    return -1;
+  }
+  return 1;
+}
+
 int kv_app_dashdash(int argc, char **argv) {
   for (int i = 1; i < argc; i++)
     if (strcmp(argv[i], "--") == 0) return i;

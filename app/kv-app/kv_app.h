@@ -58,6 +58,12 @@ bool parse_double(const char *opt, const char *s, double min, double max, double
     i++;                                                                 \
   } while (0)
 
+/* The options both examples take: --start-ns, --align-ms, --keys, --read-delay-us. At argv
+ * index *i with value v (or NULL): 1 when `a` is one of them (value stored, *i advanced past it),
+ * 0 when it is not, -1 on a missing or bad value (message printed). */
+int kv_app_common_option(const char *a, const char *v, int *i, int64_t *start_ns, long *align_ms,
+                         const char **key_prefix, long *read_delay_us);
+
 /* Index of "--" in argv (argc if none), and whether --help/-h is anywhere. */
 int kv_app_dashdash(int argc, char **argv);
 bool kv_app_wants_help(int argc, char **argv);

@@ -135,6 +135,7 @@ static int parse_options(int argc, char **argv, struct options *o) {
     const char *a = argv[i];
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
     long l = 0;
+    int common = 0;
     if (strcmp(a, "--cluster") == 0) {
       NEED_VALUE();
       o->cluster = v;
@@ -177,19 +178,9 @@ static int parse_options(int argc, char **argv, struct options *o) {
         return 2;
       }
       o->seconds_given = true;
-    } else if (strcmp(a, "--start-ns") == 0) {
-      NEED_VALUE();
-      if (!parse_long(a, v, 1, INT64_MAX, &l)) return 2;
-      o->start_ns = l;
-    } else if (strcmp(a, "--align-ms") == 0) {
-      NEED_VALUE();
-      if (!parse_long(a, v, 1, 3600 * 1000, &o->align_ms)) return 2;
-    } else if (strcmp(a, "--keys") == 0) {
-      NEED_VALUE();
-      o->key_prefix = v;
-    } else if (strcmp(a, "--read-delay-us") == 0) {
-      NEED_VALUE();
-      if (!parse_long(a, v, 0, 10 * 1000 * 1000, &o->read_delay_us)) return 2;
+    } else if ((common = kv_app_common_option(a, v, &i, &o->start_ns, &o->align_ms, &o->key_prefix,
+                                              &o->read_delay_us)) != 0) {
+      if (common < 0) return 2;
     } else if (strcmp(a, "--csv") == 0) {
       NEED_VALUE();
       o->csv_path = v;
