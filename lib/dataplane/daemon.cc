@@ -427,6 +427,22 @@ int run_daemon(int argc, char** argv) {
                     ? (", cut off a damaged tail of " + std::to_string(acceptor_log->discarded_on_open()) + " bytes")
                           .c_str()
                     : "");
+  // The own slot's airtime at the port's link speed (an upper bound: every frame full size, with
+  // preamble, FCS and gap): the engine's copies, the retransmission frame and the IC frames.
+  if (rte_eth_link link{}; rte_eth_link_get_nowait(opt.port_id, &link) == 0 && link.link_speed != RTE_ETH_SPEED_NUM_NONE &&
+                           link.link_speed != RTE_ETH_SPEED_NUM_UNKNOWN) {
+    const auto frames = static_cast<uint64_t>(node_config.schedule.sends_per_slot) + 1 + cfg.ic_frames_per_slot;
+    const uint64_t wire_bits = frames * (ctx->ether_bytes + cfg.node.frame_bytes_max + 24) * 8;
+    const auto airtime_ns = static_cast<int64_t>(wire_bits * 1000 / link.link_speed);  // link_speed in Mbit/s
+    const int64_t slot_ns = node_config.schedule.slots[self].length_ns;
+    std::printf("dpdk-tob: link %u Mbit/s: %" PRIu64 " full frames per slot need %.1f us of the %.1f us slot\n",
+                link.link_speed, frames, static_cast<double>(airtime_ns) / 1e3, static_cast<double>(slot_ns) / 1e3);
+    if (airtime_ns > slot_ns)
+      TOB_LOG(RTE_LOG_WARNING,
+              "the slot of %.1f us cannot carry %" PRIu64 " full frames at %u Mbit/s (%.1f us): frames still queued at "
+              "its end are not sent (tx_missed); shorten [ic] round data or lengthen the slot\n",
+              static_cast<double>(slot_ns) / 1e3, frames, link.link_speed, static_cast<double>(airtime_ns) / 1e3);
+  }
   if (ic_node) {
     const core::IcConfig& ic = ic_node->config();
     static const char* faults[] = {"none", "lie", "omit", "garble"};

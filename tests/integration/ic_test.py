@@ -146,6 +146,15 @@ def test_clean_stop() -> None:
     ok = p.returncode == 0 and "dpdk-tob: stopped." in p.stdout and "ic_instances_finished" in p.stdout
     check("a daemon with [ic] stops on SIGTERM with exit 0 and prints its IC statistics", ok,
           f"rc {p.returncode}" + ("" if ok else f": {(p.stdout + p.stderr)[-300:]}"))
+    line = next((x for x in p.stdout.splitlines() if " full frames per slot need " in x), "")
+    check("it states the slot's airtime at the link speed, and a slot that holds it draws no warning",
+          line != "" and "cannot carry" not in p.stdout + p.stderr, line or p.stdout[-300:])
+    # 4000 keys need 834 IC frames per slot: 1.03 ms at net_null's 10 Gbit/s, more than a 1 ms slot.
+    p = run_daemon(GOOD_INI + "[ic]\nf = 1\nkeys_per_period = 4000\n",
+                   ["--node-id", "0", "--idle", "sleep", "--set", "timing.cycle_ns=4000000"], stop_after_s=3)
+    warned = [x for x in (p.stdout + p.stderr).splitlines() if "cannot carry" in x]
+    check("a slot too short for its round data at the link speed is warned about at start",
+          p.returncode == 0 and len(warned) == 1, warned[0] if warned else f"rc {p.returncode}: {(p.stdout + p.stderr)[-300:]}")
 
 
 def run_labels(nodes: list[int], labels: int, seconds: int) -> list[tuple[int, int, str]]:
