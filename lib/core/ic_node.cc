@@ -175,19 +175,9 @@ int64_t IcNode::next_deadline_ns() const {
   return sched_.cycle_start_ns(next_cycle_);
 }
 
-void IcNode::clear_if_taken() {
-  if (!taken_) return;
-  actions_.tx.clear();
-  actions_.rounds.clear();
-  actions_.decisions.clear();
-  taken_ = false;
-}
+void IcNode::clear_if_taken() { core::clear_if_taken(actions_, taken_); }
 
-const IcActions& IcNode::take_actions() {
-  clear_if_taken();  // a second call without an input in between: nothing new
-  taken_ = true;
-  return actions_;
-}
+const IcActions& IcNode::take_actions() { return core::take_actions(actions_, taken_); }
 
 void IcNode::stop() {
   clear_if_taken();

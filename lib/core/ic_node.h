@@ -155,6 +155,11 @@ struct IcActions {
   std::vector<IcRoundData> rounds;
   std::vector<IcDecision> decisions;
   bool empty() const { return tx.empty() && rounds.empty() && decisions.empty(); }
+  void clear() {  // keeps the capacity
+    tx.clear();
+    rounds.clear();
+    decisions.clear();
+  }
 };
 
 class IcNode {

@@ -130,17 +130,9 @@ Node::Node(const NodeConfig& config, Schedule sched)
   actions_.undelivered.reserve(2 * config_.batch_msgs_max);
 }
 
-void Node::clear_if_taken() {
-  if (!taken_) return;
-  actions_.clear();
-  taken_ = false;
-}
+void Node::clear_if_taken() { core::clear_if_taken(actions_, taken_); }
 
-const Actions& Node::take_actions() {
-  clear_if_taken();  // a second call without an input in between: nothing new
-  taken_ = true;
-  return actions_;
-}
+const Actions& Node::take_actions() { return core::take_actions(actions_, taken_); }
 
 int64_t Node::next_deadline_ns() const {
   if (!started_) return INT64_MIN;

@@ -127,6 +127,23 @@ struct Actions {
   }
 };
 
+// The take-and-clear protocol of an engine's outputs (Actions, IcActions): every input call
+// starts with clear_if_taken, so that a set the driver has taken is emptied (keeping its
+// capacity: no allocation) before new outputs accumulate; take_actions hands the set out once
+// (a second call without an input in between hands out an empty set).
+template <class A>
+void clear_if_taken(A& actions, bool& taken) {
+  if (!taken) return;
+  actions.clear();
+  taken = false;
+}
+template <class A>
+const A& take_actions(A& actions, bool& taken) {
+  clear_if_taken(actions, taken);
+  taken = true;
+  return actions;
+}
+
 enum class FrameVerdict : uint8_t {
   accepted = 0,
   duplicate,

@@ -94,17 +94,9 @@ OtfpNode::OtfpNode(const NodeConfig& config, Schedule sched)
 
 // --- Engine plumbing ----------------------------------------------------------------------
 
-void OtfpNode::clear_if_taken() {
-  if (!taken_) return;
-  actions_.clear();
-  taken_ = false;
-}
+void OtfpNode::clear_if_taken() { core::clear_if_taken(actions_, taken_); }
 
-const Actions& OtfpNode::take_actions() {
-  clear_if_taken();  // a second call without an input in between: nothing new
-  taken_ = true;
-  return actions_;
-}
+const Actions& OtfpNode::take_actions() { return core::take_actions(actions_, taken_); }
 
 int64_t OtfpNode::next_deadline_ns() const {
   if (!started_) return INT64_MIN;

@@ -20,6 +20,11 @@ constexpr int64_t kGeneratorLagMaxNs = 100'000'000;  // a generator held back lo
 constexpr size_t kMinEtherFrame = 60;                // without FCS
 }  // namespace
 
+std::string ic_gen_key(const core::IcConfig& c, size_t i) {
+  const size_t k = i % (c.key_classes.size() + 1);
+  return (k < c.key_classes.size() ? c.key_classes[k].prefix : std::string()) + "gen" + std::to_string(i);
+}
+
 ControlRole::ControlRole(DaemonContext& ctx, core::Engine& node, Calibrator& calibrator, Calibrator* nic_calibrator,
                          ClientHub& hub, core::IcNode* ic, KvHub* kv)
     : ctx_(ctx), node_(node), calibrator_(calibrator), nic_calibrator_(nic_calibrator), hub_(hub), ic_(ic), kv_(kv) {
@@ -37,8 +42,7 @@ ControlRole::ControlRole(DaemonContext& ctx, core::Engine& node, Calibrator& cal
     // --ic-gen-keys: key i over the configured key classes, then the default reduction.
     const core::IcConfig& c = ic_->config();
     for (size_t i = 0; i < o.ic_gen_keys; ++i) {
-      const size_t k = i % (c.key_classes.size() + 1);
-      const std::string key = (k < c.key_classes.size() ? c.key_classes[k].prefix : std::string()) + "gen" + std::to_string(i);
+      const std::string key = ic_gen_key(c, i);
       TOB_ASSERT(key.size() <= c.key_bytes_max);  // checked at start (daemon.cc)
       ic_gen_keys_.push_back(key);
       ic_gen_reductions_.push_back(core::reduction_for(
@@ -63,10 +67,10 @@ unsigned ControlRole::step(uint64_t& next_due_tsc) {
   advance_time(now_ns, now_tsc);
   if (ic_ != nullptr && ic_->next_deadline_ns() > now_ns) {
     // Only with every boundary up to now processed: a write or the generator must not move the
-    // IC node past a boundary the RX role has not delivered the frames of yet.
+    // IC node past a boundary the RX role has not delivered the frames of yet. Writes produce no
+    // actions (outputs come from boundaries only: advance_time takes them).
     work += kv_->take_writes(*ic_, now_ns);
     work += generate_ic(now_ns);
-    handle_ic_actions();
   }
   release_ic_frames();
   work += hub_.serve();
@@ -98,8 +102,8 @@ unsigned ControlRole::take_frames() {
         ctx_.control.ic_frames_unused.add();
         continue;
       }
-      ic_->on_frame(d.view, items[i].rx_ns);  // the verdicts are the IC node's counters
-      handle_ic_actions();
+      // The verdicts are the IC node's counters; a frame produces no actions (boundaries do).
+      ic_->on_frame(d.view, items[i].rx_ns);
       continue;
     }
     node_.on_frame(d.view, items[i].rx_ns);
@@ -294,8 +298,9 @@ void ControlRole::enqueue(TxItem& item, int64_t cycle) {
   }
 }
 
-// After every input to the IC node: its frames wait for the engine's, decisions go to the shared
-// mirror and the --published file, and the mirror learns how far the node has got.
+// After every boundary of the IC node (its only source of outputs): its frames wait for the
+// engine's, decisions go to the shared mirror and the --published file, and the mirror learns
+// how far the node has got.
 void ControlRole::handle_ic_actions() {
   const core::IcActions& a = ic_->take_actions();
   for (const core::TxFrame& f : a.tx) {

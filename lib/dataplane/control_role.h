@@ -27,6 +27,10 @@
 
 namespace tob::dataplane {
 
+// Key i of the built-in writer (--ic-gen-keys): "<class prefix>gen<i>", over the configured key
+// classes in turn and then the default reduction.
+std::string ic_gen_key(const core::IcConfig& c, size_t i);
+
 class ControlRole {
  public:
   // nic_calibrator: the NIC clock's fit for launch-time offload, or nullptr. hub: the attached

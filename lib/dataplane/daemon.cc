@@ -167,11 +167,10 @@ int run_daemon(int argc, char** argv) {
     return fail(kExitUsage, "--ic-gen-keys " + std::to_string(opt.ic_gen_keys) + ": above [ic] keys_per_period = " +
                                 std::to_string(cfg.ic->keys_per_period_max));
   if (cfg.ic) {
-    // The generator's keys: "<class prefix>gen<i>" over the classes and the default (numeric
-    // classes have 8-byte values: IcConfig::validate).
+    // The generator's keys must fit [ic] key_bytes (numeric classes have 8-byte values already:
+    // IcConfig::validate).
     for (size_t i = 0; i < opt.ic_gen_keys; ++i) {
-      const size_t k = i % (cfg.ic->key_classes.size() + 1);
-      const size_t len = (k < cfg.ic->key_classes.size() ? cfg.ic->key_classes[k].prefix.size() : 0) + 3 + std::to_string(i).size();
+      const size_t len = ic_gen_key(*cfg.ic, i).size();
       if (len > cfg.ic->key_bytes_max)
         return fail(kExitUsage, "--ic-gen-keys " + std::to_string(opt.ic_gen_keys) + ": key " + std::to_string(i) + " needs " +
                                     std::to_string(len) + " bytes, above [ic] key_bytes = " +

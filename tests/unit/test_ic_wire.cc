@@ -9,26 +9,13 @@
 #include "core/bytes.h"
 #include "core/crc32c.h"
 #include "core/ic_wire.h"
+#include "hex.h"
 
 namespace tob::core {
 namespace {
 
 using Bytes = std::vector<uint8_t>;
-
-Bytes from_hex(std::string_view hex) {
-  Bytes out;
-  int nibbles = 0;
-  uint8_t cur = 0;
-  for (char ch : hex) {
-    int v;
-    if (ch >= '0' && ch <= '9') v = ch - '0';
-    else if (ch >= 'a' && ch <= 'f') v = ch - 'a' + 10;
-    else continue;
-    cur = static_cast<uint8_t>((cur << 4) | v);
-    if (++nibbles % 2 == 0) out.push_back(cur);
-  }
-  return out;
-}
+using tob::test::from_hex;
 
 Bytes pattern(size_t n, uint8_t seed) {
   Bytes b(n);

@@ -12,38 +12,14 @@
 
 #include "core/bytes.h"
 #include "core/otfp_wire.h"
+#include "hex.h"
 
 namespace tob::core {
 namespace {
 
 using Bytes = std::vector<uint8_t>;
-
-Bytes from_hex(std::string_view hex) {
-  Bytes out;
-  int nibbles = 0;
-  uint8_t cur = 0;
-  for (char ch : hex) {
-    int v;
-    if (ch >= '0' && ch <= '9') v = ch - '0';
-    else if (ch >= 'a' && ch <= 'f') v = ch - 'a' + 10;
-    else if (ch >= 'A' && ch <= 'F') v = ch - 'A' + 10;
-    else continue;  // spaces in the literals below
-    cur = static_cast<uint8_t>((cur << 4) | v);
-    if (++nibbles % 2 == 0) out.push_back(cur);
-  }
-  REQUIRE(nibbles % 2 == 0);
-  return out;
-}
-
-std::string to_hex(std::span<const uint8_t> b) {
-  static const char* digits = "0123456789abcdef";
-  std::string s;
-  for (uint8_t x : b) {
-    s.push_back(digits[x >> 4]);
-    s.push_back(digits[x & 15]);
-  }
-  return s;
-}
+using tob::test::from_hex;
+using tob::test::to_hex;
 
 void check_vote(const OtfpVote& got, const OtfpVote& want) {
   CHECK(got.instance == want.instance);
