@@ -28,6 +28,10 @@ class Engine {
   virtual void stop() = 0;
   // Next instant at which on_time must be called.
   virtual int64_t next_deadline_ns() const = 0;
+  // The driver made the first `persist_bytes` bytes of the log records this engine emitted
+  // (Actions::persist, counted from its creation) durable. otfp acts on its own votes and
+  // promises only from then on; mars emits no records.
+  virtual void on_durable(uint64_t persist_bytes) { (void)persist_bytes; }
 
   virtual Order order() const = 0;
   virtual NodeId self() const = 0;

@@ -185,6 +185,8 @@ struct NodeCounters {
   uint64_t window_now = 0;            // undecided instances now (a gauge)
   uint64_t gaps = 0;                  // instances skipped: fell further behind than peers keep
   uint64_t persist_records = 0;       // acceptor log records emitted
+  uint64_t votes_abstained = 0;       // votes not cast: the log fell this far behind the engine
+  uint64_t decision_conflicts = 0;    // a decision heard that differs from this node's (a broken protocol)
 };
 
 enum class SelfState : uint8_t {

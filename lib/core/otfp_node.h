@@ -1,9 +1,22 @@
 // The `otfp` ordering engine: On-Time Fast Paxos on the TDMA substrate (seed 002 §4-6,
-// DESIGN §7, docs/protocol-otfp.md). Every node is proposer, acceptor and learner; instance i
-// is cycle i; the value of an instance is the set of batches carried in that cycle's slots.
-// Same shape as core::Node: inputs in, actions out, deterministic, no clock, no I/O, no
-// allocation after construction. Acceptor state leaves as log records (Actions::persist) that
-// the driver makes durable before the frames of the same call leave the node.
+// docs/protocol-otfp.md). Every node is proposer, acceptor and learner; instance i is cycle i;
+// the value of an instance is the set of batches carried in that cycle's slots. Same shape as
+// the mars engine: inputs in, actions out, deterministic, no clock, no I/O, no allocation after
+// construction.
+//
+// One class, one file per role, so that a rule is found next to its seed section:
+//   otfp_node.cc         time and turns, the proposer, plumbing
+//   otfp_acceptor.cc     votes, promises, ANY, phase 2a; durability of its own acts (§4, §5.2)
+//   otfp_coordinator.cc  Omega, activation (§5.1), coordinated recovery (§5.3), new rounds
+//   otfp_learner.cc      decisions, delivery, catch-up and retransmission (§5.2, §5.5)
+//   otfp_frames.cc       a frame parsed, then applied; the slot frames built
+//   otfp_log.*, otfp_ring.*, otfp_wire.*: the log format, the instances held, the sections
+//
+// Durability: acceptor state leaves as log records (Actions::persist). The driver makes them
+// durable before any frame of the same call leaves, and reports how far they are durable
+// (on_durable). The node counts its own vote toward a decision, and its own promise toward an
+// activation, only once their records are durable: what it delivers was decided by a quorum of
+// durable votes.
 #pragma once
 
 #include <array>
@@ -13,18 +26,19 @@
 #include <vector>
 
 #include "core/engine.h"
+#include "core/otfp_log.h"
+#include "core/otfp_ring.h"
 #include "core/otfp_wire.h"
 #include "core/proposal_queue.h"
 
 namespace tob::core {
 
-// Bytes of `log` up to the first torn or corrupt record (length or CRC32C wrong): what replay
-// uses. A node truncates its log file to this before appending again, so that records written
-// after a restart are never hidden behind an old damaged tail.
-size_t otfp_log_valid_bytes(std::span<const uint8_t> log);
-
-// Log records (Actions::persist): kind u8 | length u16 | body | CRC32C u32 over kind..body.
-enum class OtfpRecord : uint8_t { promise = 1, vote = 2, batch = 3 };
+// Decisions as they are made (the simulator's checker and the scenario files watch them).
+class OtfpObserver {
+ public:
+  virtual ~OtfpObserver() = default;
+  virtual void decided(NodeId node, int64_t instance, uint32_t ballot, const OtfpValue& value) = 0;
+};
 
 class OtfpNode final : public Engine {
  public:
@@ -36,6 +50,7 @@ class OtfpNode final : public Engine {
   const Actions& take_actions() override;
   void stop() override;
   int64_t next_deadline_ns() const override;
+  void on_durable(uint64_t persist_bytes) override;
 
   Order order() const override { return Order::otfp; }
   NodeId self() const override { return self_; }
@@ -48,100 +63,84 @@ class OtfpNode final : public Engine {
   size_t queued() const override { return proposals_.size(); }
   int64_t current_cycle() const override { return cycle_; }
 
-  // For tests and telemetry.
+  // Inspection: tests, scenario files, telemetry.
   int quorum() const { return quorum_; }
   NodeId coordinator() const;
+  bool coordinating() const { return my_round_ != 0; }
+  bool activating() const { return activating_; }
   int64_t lowest_undelivered() const { return low_; }
+  uint32_t promised() const { return promised_; }
   uint32_t fast_ballot() const { return fast_ballot_; }
   int64_t activation() const { return activation_; }
-  bool decided(int64_t instance, OtfpValue* value = nullptr) const;
+  int64_t floor() const { return ring_.floor(); }
+  int64_t highest_voted() const { return highest_voted_; }
+  bool decided(int64_t instance, OtfpValue* value = nullptr, uint32_t* ballot = nullptr) const;
+  bool voted(int64_t instance, uint32_t* ballot = nullptr, OtfpValue* value = nullptr) const;
   size_t log_replayed() const { return log_replayed_; }
+  uint64_t persisted_bytes() const { return persisted_bytes_; }
+  uint64_t durable_bytes() const { return durable_bytes_; }
+  void set_observer(OtfpObserver* observer) { observer_ = observer; }
 
  private:
   OtfpNode(const NodeConfig& config, Schedule sched);
 
-  static constexpr int kRing = 128;  // instances held: the window, kappa, recovery and history
-  struct PeerVote {
-    uint32_t ballot = 0;  // 0: none
-    OtfpValue value;
-  };
-  struct Instance {
-    int64_t id = -1;
-    uint64_t have = 0;                      // senders whose (non-empty) batch this node holds
-    std::array<uint32_t, kMaxNodes> crc{};
-    std::array<uint16_t, kMaxNodes> bytes{};
-    uint32_t promised = 0;                  // acceptor: highest ballot promised for it
-    uint32_t voted_ballot = 0;              // acceptor: 0 = never voted
-    OtfpValue voted;
-    std::array<PeerVote, kMaxNodes> votes{};       // learner: latest vote of each acceptor
-    std::array<PeerVote, kMaxNodes> fast_votes{};  // ... and its latest fast-ballot vote (a later
-                                                   // classic vote does not unmake a fast quorum)
-    bool decided = false;
-    uint32_t decided_ballot = 0;
-    OtfpValue decision;
-    uint32_t proposal_ballot = 0;           // coordinator: phase 2a it sends for it (0 none)
-    OtfpValue proposal;
-    int64_t proposal_cycle = -1;            // when that proposal started
-    bool collided = false;
-    bool own_sent = false;                  // proposer: this node's batch went out in it
-    uint64_t requested = 0;                 // learner/acceptor: batches asked for
-    uint8_t attempt = 0;
-    int64_t request_cycle = -1;             // when the last request went out
-    uint32_t pending_ballot = 0;            // acceptor: a 2a to vote on once its batches arrived
-    OtfpValue pending;
-    uint64_t persisted = 0;                 // acceptor: batches already in the log
-    uint64_t reported = 0;                  // coordinator: acceptors whose 1b covered it
-  };
-
-  // Time and turns.
+  // --- otfp_node.cc: time, turns, proposer.
   void advance(int64_t now_ns);
-  void process_turn(const Turn& t);
+  void begin_cycle(const Turn& t);
   void own_turn(const Turn& t);
+  void skip_unrecoverable(const Turn& t);
+  bool alive(NodeId k) const { return (alive_ >> k & 1u) != 0; }
+  int64_t oldest_needed() const;  // the lowest instance some live node (this one included) has not delivered
+  bool replay(std::span<const uint8_t> log);
+  void clear_if_taken();
 
-  // Instances.
-  Instance& inst(int64_t i) { return ring_[static_cast<size_t>(i % kRing)]; }
-  const Instance& inst(int64_t i) const { return ring_[static_cast<size_t>(i % kRing)]; }
-  Instance* held(int64_t i);  // nullptr when i is outside what the ring holds
-  Instance& open(int64_t i);  // (re)initialises the ring slot for i when it held an older one
-  std::span<uint8_t> batch_at(int64_t i, NodeId sender);
-  bool store_batch(int64_t i, NodeId sender, std::span<const uint8_t> body);
-  OtfpValue value_of(const Instance& in, uint64_t mask) const;
-  bool holds_all(const Instance& in, uint64_t mask) const;
-
-  // Acceptor.
-  void vote(Instance& in, uint32_t b, const OtfpValue& v);
-  void acceptor_votes(int64_t now_cycle);
-  void on_phase1a(NodeId from, uint32_t b, int64_t low);
+  // --- otfp_acceptor.cc.
+  void vote(OtfpInstance& in, uint32_t b, const OtfpValue& v);
+  void fast_votes(int64_t now_cycle);
+  void pending_votes(int64_t now_cycle);
+  void on_phase1a(uint32_t b, int64_t low);
   void on_any(uint32_t b, int64_t activation);
   void on_phase2a(const OtfpVote& v);
+  void promise(uint32_t b);
+  void persist_record(OtfpRecord kind, std::span<const uint8_t> head, std::span<const uint8_t> tail = {});
+  void apply_durable();
 
-  // Learner.
-  void on_vote(NodeId from, const OtfpVote& v);
-  void on_decided(const OtfpVote& v);
-  void check_decision(Instance& in);
-  void decide(Instance& in, uint32_t b, const OtfpValue& v);
-  void deliver_ready();
-  void request_missing(int64_t now_cycle);
-
-  // Coordinator.
+  // --- otfp_coordinator.cc.
   void coordinate(int64_t now_cycle);
-  int64_t needed_low() const;
+  bool stalled_instance(int64_t now_cycle) const;
   void start_round(int64_t now_cycle);
   void on_phase1b(NodeId from, const Phase1b& p);
-  void finish_activation(int64_t now_cycle);
+  void report(NodeId from, const Phase1bPart& part, std::span<const OtfpVote> votes);
+  void own_report();
+  bool try_activate(int64_t now_cycle);
+  void propose(OtfpInstance& in, uint32_t b, const OtfpValue& v, int64_t now_cycle);
   void recover_collisions(int64_t now_cycle);
-  static OtfpValue select_value(std::span<const PeerVote> votes, uint64_t voters, uint32_t* highest);
+  static OtfpValue select_value(std::span<const OtfpPeerVote> votes, uint64_t voters);
+
+  // --- otfp_learner.cc.
+  void on_vote(NodeId from, const OtfpVote& v);
+  void on_decided(const OtfpVote& v);
+  void decide(OtfpInstance& in, uint32_t b, const OtfpValue& v);
+  void deliver_ready();
+  void deliver(OtfpInstance& in);
   bool already_delivered(NodeId sender, uint64_t msg_id);
+  void request_missing(int64_t now_cycle);
+  void on_request(const OtfpRequest& r);
 
-  // Log.
-  void persist(OtfpRecord kind, std::span<const uint8_t> body);
-  void persist_with_body(OtfpRecord kind, std::span<const uint8_t> head, std::span<const uint8_t> tail);
-  bool replay(std::span<const uint8_t> log);
-
-  // Output.
+  // --- otfp_frames.cc.
+  FrameVerdict validate(const FrameView& frame, bool* has_state) const;
+  void apply(const FrameView& frame);
   void transmit(const Turn& t);
+  void put_round(FrameWriter& w);
+  void put_phase1b(FrameWriter& w);
+  void put_proposals(FrameWriter& w);
+  void put_votes(FrameWriter& w);
+  void put_decisions(FrameWriter& w);
+  void put_requests(FrameWriter& w);
+  void put_own_batch(FrameWriter& w, const Turn& t);
+  void send_copies(const Turn& t, std::span<uint8_t> frame, size_t base);
   void transmit_retransmissions(const Turn& t, size_t buffer_offset);
-  void clear_if_taken();
+  FrameHeader header(const Turn& t, uint16_t segment_index, uint16_t segment_count) const;
 
   NodeConfig config_;
   Schedule sched_;
@@ -159,33 +158,52 @@ class OtfpNode final : public Engine {
   int64_t cycle_ = -1;
   int64_t start_cycle_ = 0;
 
-  // Failure detector (Omega): when each node's frame was last received.
+  // Omega, the failure detector: when each node's frame was last received, what it reported.
   std::array<int64_t, kMaxNodes> heard_cycle_{};
   uint64_t alive_ = 0;
-  std::array<int64_t, kMaxNodes> peer_low_{};  // each node's lowest undelivered instance
-  std::array<int64_t, kMaxNodes> last_first_copy_{};  // cycle of the last first copy from each node
+  std::array<int64_t, kMaxNodes> peer_low_{};        // each node's lowest undelivered instance
+  std::array<int64_t, kMaxNodes> last_first_copy_{};
+
+  // Durability: bytes of records emitted, and how many of them the driver made durable.
+  uint64_t persisted_bytes_ = 0;
+  uint64_t durable_bytes_ = 0;
+  struct OwnVote {
+    uint64_t durable_at;  // persisted_bytes_ after its record
+    OtfpVote vote;
+  };
+  static constexpr size_t kOwnVotesMax = 4 * kOtfpRing;
+  std::vector<OwnVote> own_votes_;  // cast, not yet durable (oldest first; bounded)
+  size_t own_votes_head_ = 0;
+  size_t own_votes_count_ = 0;
+  uint64_t own_promise_at_ = 0;     // coordinator: its own promise durable from here (0: none pending)
 
   // Acceptor.
   uint32_t promised_ = 0;       // promised for every instance (phase 1a)
-  uint32_t fast_ballot_ = 0;    // the activated fast ballot (ANY), 0 none
+  uint32_t fast_ballot_ = 0;    // the fast ballot activated by ANY, 0 none
   int64_t activation_ = INT64_MAX;
   uint32_t round_seen_ = 0;
-  uint32_t pending_1b_ = 0;     // a phase 1a to answer (ballot), 0 none
-  int64_t pending_1b_low_ = 0;
-  int64_t pending_1b_next_ = 0; // next instance to report (1b may take several slots)
-  bool pending_1b_done_ = false;
-  int64_t floor_ = 0;           // oldest instance whose acceptor state this node still holds
+  int64_t highest_voted_ = -1;  // the highest instance it ever voted in (replayed from its log)
+  uint32_t max_voted_ballot_ = 0;  // the highest ballot it ever voted in (replayed from its log)
+  uint32_t answer_ballot_ = 0;  // a phase 1a being answered (phase 1b, over several slots)
+  int64_t answer_low_ = 0;
+  int64_t answer_next_ = 0;
+  bool answer_done_ = false;
   std::array<OtfpRequest, 32> serve_{};  // retransmissions this node owes
   size_t serve_count_ = 0;
 
   // Coordinator.
   uint32_t my_round_ = 0;       // the round this node coordinates, 0 none
   bool activating_ = false;
-  uint64_t promises_ = 0;       // acceptors whose complete 1b arrived
-  int64_t reported_highest_ = -1;
-  int64_t reported_floor_ = 0;
-  int64_t recovery_low_ = 0;    // the 1a's low: instances from here on are recovered
+  int64_t round_low_ = 0;       // the 1a's low: instances from here on are recovered
   int64_t round_started_cycle_ = -1;
+  int64_t round_progress_cycle_ = -1;  // when the last phase 1b part of this round arrived
+  struct Coverage {             // an acceptor's phase 1b parts received this round
+    int64_t from = 0;
+    int64_t to = 0;             // exclusive; kOtfpRangeOpen once the last part arrived
+    int64_t highest = -1;
+  };
+  std::array<Coverage, kMaxNodes> coverage_{};
+  uint64_t reporters_ = 0;      // acceptors with some coverage this round
 
   // Learner and proposer.
   int64_t low_ = 0;             // lowest instance not yet delivered
@@ -194,8 +212,7 @@ class OtfpNode final : public Engine {
   std::array<uint64_t, kMaxNodes> delivered_top_{};  // per sender: highest id delivered + 1
   std::vector<uint64_t> delivered_bits_;             // per sender: bitmap of the ids below it
 
-  std::vector<Instance> ring_;
-  std::vector<uint8_t> batch_bytes_;  // kRing x N x batch_bytes_max
+  OtfpRing ring_;
   std::vector<uint8_t> tx_bytes_;
   int tx_turn_ = 0;
   std::vector<OtfpVote> scratch_votes_;
@@ -205,6 +222,7 @@ class OtfpNode final : public Engine {
   bool taken_ = false;
   size_t log_replayed_ = 0;
   NodeCounters counters_;
+  OtfpObserver* observer_ = nullptr;
 };
 
 }  // namespace tob::core

@@ -59,16 +59,16 @@ size_t write_ballot_instance(std::span<uint8_t> out, uint32_t ballot, int64_t in
   return kOtfpPhase1aBytes;
 }
 
-size_t write_phase1b(std::span<uint8_t> out, uint32_t ballot, bool complete, int64_t highest, int64_t floor,
-                     std::span<const OtfpVote> votes) {
+size_t write_phase1b(std::span<uint8_t> out, const Phase1bPart& part, std::span<const OtfpVote> votes) {
   const size_t n = kOtfpPhase1bHeader + votes.size() * kOtfpVoteBytes;
   if (out.size() < n || votes.size() > UINT16_MAX) return 0;
-  store_be32(out.data(), ballot);
-  out[4] = complete ? 1 : 0;
+  store_be32(out.data(), part.ballot);
+  out[4] = part.last ? 1 : 0;
   out[5] = 0;
   store_be16(out.data() + 6, static_cast<uint16_t>(votes.size()));
-  store_be64(out.data() + 8, static_cast<uint64_t>(highest));
-  store_be64(out.data() + 16, static_cast<uint64_t>(floor));
+  store_be64(out.data() + 8, static_cast<uint64_t>(part.highest));
+  store_be64(out.data() + 16, static_cast<uint64_t>(part.from));
+  store_be64(out.data() + 24, static_cast<uint64_t>(part.last ? kOtfpRangeOpen : part.to));
   for (size_t k = 0; k < votes.size(); ++k) write_vote(out.data() + kOtfpPhase1bHeader + k * kOtfpVoteBytes, votes[k]);
   return n;
 }
@@ -94,10 +94,13 @@ bool VoteList::parse(std::span<const uint8_t> body, size_t header_bytes) {
   return true;
 }
 
+OtfpVote read_vote(const uint8_t* p) {
+  return {static_cast<int64_t>(load_be64(p)), load_be32(p + 8), {load_be64(p + 12), load_be64(p + 20)}};
+}
+
 OtfpVote VoteList::at(size_t k) const {
   TOB_ASSERT(k < count_);
-  const uint8_t* p = entries_.data() + k * kOtfpVoteBytes;
-  return {static_cast<int64_t>(load_be64(p)), load_be32(p + 8), {load_be64(p + 12), load_be64(p + 20)}};
+  return read_vote(entries_.data() + k * kOtfpVoteBytes);
 }
 
 bool read_requests(std::span<const uint8_t> body, size_t& count, std::span<const uint8_t>& entries) {
@@ -130,11 +133,22 @@ bool read_ballot_instance(std::span<const uint8_t> body, uint32_t& ballot, int64
 
 bool read_phase1b(std::span<const uint8_t> body, Phase1b& out) {
   if (body.size() < kOtfpPhase1bHeader) return false;
-  out.ballot = load_be32(body.data());
-  out.complete = body[4] != 0;
-  out.highest = static_cast<int64_t>(load_be64(body.data() + 8));
-  out.floor = static_cast<int64_t>(load_be64(body.data() + 16));
-  return out.votes.parse(body, kOtfpPhase1bHeader);
+  Phase1bPart& p = out.part;
+  p.ballot = load_be32(body.data());
+  p.last = body[4] != 0;
+  p.highest = static_cast<int64_t>(load_be64(body.data() + 8));
+  p.from = static_cast<int64_t>(load_be64(body.data() + 16));
+  p.to = static_cast<int64_t>(load_be64(body.data() + 24));
+  if (body[4] > 1 || p.from < 0 || p.to <= p.from || p.highest < -1) return false;
+  if (p.last != (p.to == kOtfpRangeOpen)) return false;
+  if (!out.votes.parse(body, kOtfpPhase1bHeader)) return false;
+  int64_t prev = p.from - 1;
+  for (size_t k = 0; k < out.votes.size(); ++k) {
+    const OtfpVote v = out.votes.at(k);
+    if (v.instance <= prev || v.instance >= p.to || v.instance > p.highest || v.ballot == 0) return false;
+    prev = v.instance;
+  }
+  return true;
 }
 
 bool read_data(std::span<const uint8_t> body, NodeId& sender, int64_t& instance, std::span<const uint8_t>& batch) {

@@ -8,9 +8,10 @@
 //   request  (4)   count u16 | 0 u16 | count x Request         (retransmission requests)
 //   data     (5)   sender u8 | 0 u8 | 0 u16 | instance u64 | batch body    (retransmission)
 //   phase1a  (9)   ballot u32 | low u64                        (12 bytes)
-//   phase1b  (10)  ballot u32 | complete u8 | 0 u8 | count u16 | highest u64 | floor u64 | count x Vote
-//                  (highest: the highest instance the acceptor voted in; floor: the oldest
-//                  instance it still holds: a coordinator never decides below any floor)
+//   phase1b  (10)  ballot u32 | last u8 | 0 u8 | count u16 | highest u64 | from u64 | to u64 | count x Vote
+//                  one part of the acceptor's answer: every vote it holds for the instances in
+//                  [from, to), each its latest; the last part has to = INT64_MAX (no vote above
+//                  `highest`, the highest instance it ever voted in, -1 none)
 //   any      (11)  ballot u32 | activation u64                 (12 bytes)
 //   decided  (13)  count u16 | 0 u16 | count x Vote            (decisions, for nodes behind)
 //
@@ -20,6 +21,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <span>
 
 #include "core/schedule.h"
@@ -50,27 +52,42 @@ inline constexpr size_t kOtfpListHeader = 4;
 inline constexpr size_t kOtfpStateBytes = 12;
 inline constexpr size_t kOtfpPhase1aBytes = 12;
 inline constexpr size_t kOtfpAnyBytes = 12;
-inline constexpr size_t kOtfpPhase1bHeader = 24;
+inline constexpr size_t kOtfpPhase1bHeader = 32;
 inline constexpr size_t kOtfpDataHeader = 12;
 
-// Ballots: round << 8 | classic << 7 | coordinator, ordered as integers (protocol-otfp.md).
-// round < 2^24 and coordinator < 64 (checked where ballots are made: OtfpNode::start_round).
+// Ballots: round << 7 | coordinator << 1 | classic, ordered as integers (protocol-otfp.md
+// "Ballots"): rounds first, then the coordinator, then classic above fast. The classic ballot
+// of coordinated recovery is its fast ballot + 1, the immediate successor, so no ballot of
+// another coordinator sits between them (seed 002 §5.3). 0 is no ballot (round 0 is never used).
+inline constexpr uint32_t kBallotRoundMax = (1u << 25) - 1;
 inline constexpr uint32_t ballot(uint32_t round, bool classic, NodeId coordinator) {
-  return (round << 8) | (classic ? 0x80u : 0u) | (coordinator & 0x3Fu);
+  return (round << 7) | (static_cast<uint32_t>(coordinator & 0x3Fu) << 1) | (classic ? 1u : 0u);
 }
-inline constexpr uint32_t ballot_round(uint32_t b) { return b >> 8; }
-inline constexpr bool ballot_classic(uint32_t b) { return (b & 0x80u) != 0; }
-inline constexpr NodeId ballot_coordinator(uint32_t b) { return static_cast<NodeId>(b & 0x3Fu); }
+inline constexpr uint32_t ballot_round(uint32_t b) { return b >> 7; }
+inline constexpr bool ballot_classic(uint32_t b) { return (b & 1u) != 0; }
+inline constexpr NodeId ballot_coordinator(uint32_t b) { return static_cast<NodeId>((b >> 1) & 0x3Fu); }
+static_assert(ballot(1, true, 5) == ballot(1, false, 5) + 1, "recovery ballot = fast ballot + 1");
+static_assert(ballot(1, false, 6) == ballot(1, true, 5) + 1, "no ballot between a recovery ballot and the next");
+static_assert(ballot(2, false, 0) > ballot(1, true, kMaxNodes - 1), "rounds first");
+static_assert(ballot(kBallotRoundMax, true, kMaxNodes - 1) == UINT32_MAX, "the encoding fills 32 bits");
 
-// One Vote entry at `out` (kOtfpVoteBytes).
+// One Vote entry at `out` / from `in` (kOtfpVoteBytes).
 void write_vote(uint8_t* out, const OtfpVote& v);
+OtfpVote read_vote(const uint8_t* in);
 // Writers return the bytes written (0 if `out` is too small).
 size_t write_votes(std::span<uint8_t> out, std::span<const OtfpVote> votes);
 size_t write_requests(std::span<uint8_t> out, std::span<const OtfpRequest> requests);
 size_t write_state(std::span<uint8_t> out, int64_t low, uint32_t round);
 size_t write_ballot_instance(std::span<uint8_t> out, uint32_t ballot, int64_t instance);  // phase1a, any
-size_t write_phase1b(std::span<uint8_t> out, uint32_t ballot, bool complete, int64_t highest, int64_t floor,
-                     std::span<const OtfpVote> votes);
+inline constexpr int64_t kOtfpRangeOpen = INT64_MAX;  // phase 1b `to` of the last part
+struct Phase1bPart {
+  uint32_t ballot = 0;
+  bool last = false;
+  int64_t highest = -1;
+  int64_t from = 0;
+  int64_t to = 0;
+};
+size_t write_phase1b(std::span<uint8_t> out, const Phase1bPart& part, std::span<const OtfpVote> votes);
 size_t write_data_header(std::span<uint8_t> out, NodeId sender, int64_t instance);
 
 // Readers: false when the body is malformed.
@@ -90,12 +107,11 @@ OtfpRequest request_at(std::span<const uint8_t> entries, size_t k);
 bool read_state(std::span<const uint8_t> body, int64_t& low, uint32_t& round);
 bool read_ballot_instance(std::span<const uint8_t> body, uint32_t& ballot, int64_t& instance);
 struct Phase1b {
-  uint32_t ballot = 0;
-  bool complete = false;
-  int64_t highest = -1;
-  int64_t floor = 0;
+  Phase1bPart part;
   VoteList votes;
 };
+// Also refuses a part whose range is empty or whose votes lie outside it or are not in
+// increasing instance order.
 bool read_phase1b(std::span<const uint8_t> body, Phase1b& out);
 bool read_data(std::span<const uint8_t> body, NodeId& sender, int64_t& instance, std::span<const uint8_t>& batch);
 

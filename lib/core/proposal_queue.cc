@@ -54,6 +54,16 @@ void ProposalQueue::resend_all() {
   in_flight_ = 0;
 }
 
+void ProposalQueue::abandon_before(int64_t instance) {
+  for (size_t k = 0; k < queue_.size(); ++k) {
+    int64_t& st = state_[index(k)];
+    if (st < 0 || st >= instance) continue;
+    st = kUnsent;
+    --in_flight_;
+    ++unsent_;
+  }
+}
+
 void ProposalQueue::drop_done_head() {
   while (!queue_.empty() && state_[head_] == kDone) {
     queue_.pop();

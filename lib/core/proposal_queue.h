@@ -30,6 +30,9 @@ class ProposalQueue {
   void decided(int64_t instance, bool included);
   // Everything in flight is unsent again (the node restarted its participation).
   void resend_all();
+  // Messages in flight in instances below `instance` are unsent again: the node skipped those
+  // instances without learning their outcome (a gap; they may be delivered twice elsewhere).
+  void abandon_before(int64_t instance);
   size_t in_flight() const { return in_flight_; }
   bool has_unsent() const { return unsent_ > 0; }
 

@@ -166,6 +166,12 @@ bool FrameWriter::add_section(SectionType type, uint8_t flags, std::span<const u
   return true;
 }
 
+void mark_second_copy(std::span<uint8_t> frame) {
+  TOB_ASSERT(frame.size() >= kMinFrameBytes);
+  frame[7] |= kFlagSecondCopy;
+  store_be32(frame.data() + frame.size() - kTrailerBytes, crc32c(frame.first(frame.size() - kTrailerBytes)));
+}
+
 size_t FrameWriter::finish() {
   if (failed_ || open_ || pos_ == 0) return 0;
   uint8_t* p = buf_.data();

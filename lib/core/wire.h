@@ -120,6 +120,10 @@ struct DecodeResult {
 
 DecodeResult decode_frame(std::span<const uint8_t> bytes);
 
+// Turns an encoded frame into its second copy of a send-twice pair (seed 000 §5.1): sets the
+// flag and reseals the CRC, which covers it.
+void mark_second_copy(std::span<uint8_t> frame);
+
 // Builds one frame in a caller buffer. Sections are written in place:
 //   FrameWriter w(buf); w.begin(h); auto body = w.open_section(t, 0, max); ...; w.close_section(n);
 //   size_t len = w.finish();   // 0 when the buffer was too small at any step

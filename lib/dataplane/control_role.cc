@@ -18,6 +18,7 @@ constexpr unsigned kSubmitsPerStep = 64;
 constexpr unsigned kGeneratedPerStep = 64;
 constexpr int64_t kGeneratorLagMaxNs = 100'000'000;  // a generator held back longer skips ahead
 constexpr size_t kMinEtherFrame = 60;                // without FCS
+constexpr int64_t kDurablePollNs = 50'000;            // otfp: how soon to look again while records sync
 }  // namespace
 
 std::string ic_gen_key(const core::IcConfig& c, size_t i) {
@@ -62,6 +63,7 @@ unsigned ControlRole::step(uint64_t& next_due_tsc) {
   if (nic_calibrator_ != nullptr) nic_calibrator_->poll(now_tsc);
   hub_.heartbeat(now_ns);
   unsigned work = take_frames();
+  work += take_durability(now_ns);
   work += take_submissions();
   work += generate(now_ns);
   advance_time(now_ns, now_tsc);
@@ -81,6 +83,8 @@ unsigned ControlRole::step(uint64_t& next_due_tsc) {
   const DaemonOptions& o = *ctx_.options;
   const bool gen_done = o.gen_count_max != 0 && gen_count_ >= o.gen_count_max;
   if (gen_interval_ns_ > 0 && !gen_done && !gen_blocked_) due_ns = std::min(due_ns, gen_next_ns_);
+  // Records being synced: the engine counts its own votes once they are durable (poll soon).
+  if (ctx_.log != nullptr && ctx_.log->appended() > engine_durable_) due_ns = std::min(due_ns, now_ns + kDurablePollNs);
   next_due_tsc = watermark_wait_since_tsc_ != 0 ? 0 : ctx_.clock.to_tsc(due_ns);
   return work;
 }
@@ -111,6 +115,18 @@ unsigned ControlRole::take_frames() {
   }
   rte_pktmbuf_free_bulk(done, n);
   return n;
+}
+
+unsigned ControlRole::take_durability(int64_t now_ns) {
+  // otfp: the engine acts on its own votes and promises only once their records are durable
+  // (the log's byte count and the engine's both start at this life's first record).
+  if (ctx_.log == nullptr) return 0;
+  const uint64_t durable = ctx_.log->durable();
+  if (durable <= engine_durable_) return 0;
+  engine_durable_ = durable;
+  node_.on_durable(durable);
+  handle_actions(now_ns);
+  return 1;
 }
 
 unsigned ControlRole::take_submissions() {

@@ -47,6 +47,7 @@ class ControlRole {
  private:
   unsigned take_frames();
   unsigned take_submissions();
+  unsigned take_durability(int64_t now_ns);
   unsigned generate(int64_t now_ns);
   void advance_time(int64_t now_ns, uint64_t now_tsc);
   void handle_actions(int64_t now_ns);
@@ -74,6 +75,7 @@ class ControlRole {
   int64_t gen_next_ns_ = 0;
   bool gen_blocked_ = false;  // the last submission met backpressure
   uint64_t gen_count_ = 0;
+  uint64_t engine_durable_ = 0;          // otfp: acceptor log bytes the engine knows durable
   int64_t gen_interval_ns_ = 0;
   uint64_t watermark_wait_since_tsc_ = 0;
   uint64_t watermark_timeout_ticks_ = 0;

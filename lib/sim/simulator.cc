@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "core/batch.h"
+#include "core/otfp_log.h"
 #include "core/wire.h"
 
 namespace tob::sim {
@@ -138,6 +139,11 @@ void Simulator::start_node(int i, int64_t now) {
   SimNode& sn = nodes_[static_cast<size_t>(i)];
   core::NodeConfig c = node_config(i);
   c.first_msg_id = sn.next_msg_id;
+  // Like the daemon, cut a torn tail off before appending: later records must not hide behind it.
+  sn.log.resize(core::otfp_log_valid_bytes(sn.log));
+  sn.log_sent_upto = std::min(sn.log_sent_upto, sn.log.size());
+  sn.persisted = 0;
+  sn.durable = 0;
   auto node = core::make_engine(scenario_.order, c, sn.log);
   TOB_ASSERT(node.ok());  // validated in create(); the log is ours
   sn.node = std::move(node.value());
@@ -153,6 +159,12 @@ void Simulator::after_call(int i, int64_t now) {
   handle_actions(i, now);
   SimNode& sn = nodes_[static_cast<size_t>(i)];
   if (!sn.alive) return;
+  // The records are durable as soon as they are written: the engine hears so at once.
+  while (sn.durable < sn.persisted) {
+    sn.durable = sn.persisted;
+    sn.node->on_durable(sn.durable);
+    handle_actions(i, now);
+  }
   const int64_t at = sn.node->next_deadline_ns() - sn.offset_ns;
   if (at != sn.timer_at) {
     sn.timer_at = at;
@@ -167,6 +179,7 @@ void Simulator::handle_actions(int i, int64_t now) {
   const auto id = static_cast<core::NodeId>(i);
   // The log first: records reach stable storage before the frames that depend on them leave.
   sn.log.insert(sn.log.end(), a.persist.begin(), a.persist.end());
+  sn.persisted += a.persist.size();
   for (const core::TxFrame& tx : a.tx) {
     const uint32_t f = store_frame(tx.bytes);
     push({tx.tx_ns - sn.offset_ns, 0, EvType::transmit, id, tx.copy, sn.incarnation, f, sn.log.size()});

@@ -51,6 +51,8 @@ class Simulator {
     std::unique_ptr<core::Engine> node;
     std::vector<uint8_t> log;      // otfp: the acceptor log, survives crashes
     size_t log_sent_upto = 0;      // log bytes that a transmitted frame depended on
+    uint64_t persisted = 0;        // record bytes this incarnation's engine emitted
+    uint64_t durable = 0;          // ... and that the simulated disk made durable
     bool alive = false;
     int incarnation = 0;
     int64_t offset_ns = 0;

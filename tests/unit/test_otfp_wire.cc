@@ -49,9 +49,9 @@ Bytes votes_body(std::span<const OtfpVote> votes) {
   return out;
 }
 
-Bytes phase1b_body(uint32_t b, bool complete, int64_t highest, int64_t floor, std::span<const OtfpVote> votes) {
+Bytes phase1b_body(const Phase1bPart& part, std::span<const OtfpVote> votes) {
   Bytes out(kOtfpPhase1bHeader + votes.size() * kOtfpVoteBytes);
-  REQUIRE(write_phase1b(out, b, complete, highest, floor, votes) == out.size());
+  REQUIRE(write_phase1b(out, part, votes) == out.size());
   return out;
 }
 
@@ -77,7 +77,7 @@ bool requests_parse(const Bytes& body) {
 
 static_assert(kOtfpVoteBytes == 8 + 4 + 8 + 8);
 static_assert(kOtfpRequestBytes == 8 + 1 + 1 + 2);
-static_assert(kOtfpPhase1bHeader == 4 + 1 + 1 + 2 + 8 + 8);
+static_assert(kOtfpPhase1bHeader == 4 + 1 + 1 + 2 + 8 + 8 + 8);
 static_assert(kOtfpDataHeader == 1 + 1 + 2 + 8);
 static_assert(kOtfpStateBytes == 8 + 4);
 static_assert(kOtfpPhase1aBytes == 4 + 8 && kOtfpAnyBytes == 4 + 8);
@@ -85,14 +85,14 @@ static_assert(kOtfpPhase1aBytes == 4 + 8 && kOtfpAnyBytes == 4 + 8);
 // --- ballots -------------------------------------------------------------------------------
 
 static_assert(ballot(0, false, 0) == 0);
-static_assert(ballot(1, false, 0) == 0x100);
-static_assert(ballot(1, true, 3) == 0x183);
-static_assert(ballot(0x123456, true, 63) == 0x123456BFu);
-static_assert(ballot_round(0x123456BFu) == 0x123456 && ballot_classic(0x123456BFu) &&
-              ballot_coordinator(0x123456BFu) == 63);
+static_assert(ballot(1, false, 0) == 0x80);
+static_assert(ballot(1, true, 3) == 0x87);
+static_assert(ballot(0x123456, true, 63) == (0x123456u << 7 | 63u << 1 | 1u));
+static_assert(ballot_round(0x123456u << 7 | 0x7F) == 0x123456 && ballot_classic(0x123456u << 7 | 0x7F) &&
+              ballot_coordinator(0x123456u << 7 | 0x7F) == 63);
 
 TEST_CASE("ballot fields round trip through round, classic and coordinator", "[otfp_wire]") {
-  const uint32_t rounds[] = {0, 1, 2, 255, 256, 0x10000, 0xFFFFFF};
+  const uint32_t rounds[] = {0, 1, 2, 255, 256, 0x10000, 0xFFFFFF, kBallotRoundMax};
   for (uint32_t r : rounds)
     for (int classic = 0; classic < 2; ++classic)
       for (int c = 0; c < kMaxNodes; ++c) {
@@ -104,28 +104,32 @@ TEST_CASE("ballot fields round trip through round, classic and coordinator", "[o
       }
 }
 
-TEST_CASE("a higher round beats every ballot of a lower round; classic beats fast in a round",
+TEST_CASE("ballots order by round, then coordinator, then classic: recovery is fast + 1",
           "[otfp_wire]") {
-  for (uint32_t r = 0; r < 4; ++r) {
+  for (uint32_t r = 1; r < 5; ++r) {
     for (int c = 0; c < kMaxNodes; ++c) {
       const auto cn = static_cast<NodeId>(c);
-      // The lowest ballot of round r + 1 is above the highest of round r.
+      // The lowest ballot of round r + 1 is above every ballot of round r.
       CHECK(ballot(r + 1, false, 0) > ballot(r, true, cn));
-      CHECK(ballot(r + 1, false, 0) > ballot(r, false, cn));
-      // Classic (r, 1, *) is above every fast (r, 0, *), whatever the coordinators.
-      CHECK(ballot(r, true, 0) > ballot(r, false, cn));
-      // So a coordinator's classic ballot (r, 1, c) is above every fast ballot of round r,
-      // its own and those of higher ids alike.
-      CHECK(ballot(r, true, cn) > ballot(r, false, 63));
-      if (c > 0) {
-        CHECK(ballot(r, false, cn) > ballot(r, false, static_cast<NodeId>(c - 1)));
-        CHECK(ballot(r, true, cn) > ballot(r, true, static_cast<NodeId>(c - 1)));
+      // A coordinator's recovery ballot is its fast ballot's immediate successor (seed 002 §5.3:
+      // coordinated recovery uses the fast ballot's votes as the recovery ballot's phase 1b).
+      CHECK(ballot(r, true, cn) == ballot(r, false, cn) + 1);
+      // Nothing of another coordinator lies between them: every ballot of round r is below the
+      // fast one or above the recovery one.
+      for (int d = 0; d < kMaxNodes; ++d) {
+        if (d == c) continue;
+        const auto dn = static_cast<NodeId>(d);
+        for (bool classic : {false, true}) {
+          const uint32_t other = ballot(r, classic, dn);
+          CHECK((other < ballot(r, false, cn) || other > ballot(r, true, cn)));
+        }
       }
+      if (c > 0) CHECK(ballot(r, false, cn) == ballot(r, true, static_cast<NodeId>(c - 1)) + 1);
     }
   }
-  // Far-apart rounds too.
+  // Every 32-bit number is one ballot and they are all ordered: the largest fills the word.
+  CHECK(ballot(kBallotRoundMax, true, 63) == UINT32_MAX);
   CHECK(ballot(1000, false, 0) > ballot(999, true, 63));
-  CHECK(ballot(0xFFFFFF, false, 0) > ballot(0xFFFFFE, true, 63));
 }
 
 TEST_CASE("otfp values are equal only when mask and digest both are", "[otfp_wire]") {
@@ -153,7 +157,7 @@ TEST_CASE("vote list has the documented big-endian layout", "[otfp_wire]") {
       "1112131415161718"          // 16: mask
       "2122232425262728"          // 24: digest
       "ffffffffffffffff"          // 32: instance -1
-      "00000385"                  // 40: ballot (3, classic, 5)
+      "0000018b"                  // 40: ballot (3, classic, 5)
       "000000000000000f"          // 44: mask: nodes 0..3
       "0000000000000000");        // 52: digest
   CHECK(to_hex(body) == to_hex(want));
@@ -352,7 +356,7 @@ TEST_CASE("phase 1a / any body has the documented layout, round trips and refuse
   Bytes body(kOtfpPhase1aBytes);
   const uint32_t b = ballot(0x010203, true, 9);
   REQUIRE(write_ballot_instance(body, b, 0x1112131415161718) == kOtfpPhase1aBytes);
-  CHECK(to_hex(body) == "01020389" "1112131415161718");
+  CHECK(to_hex(body) == "00810193" "1112131415161718");
   uint32_t got_ballot = 0;
   int64_t instance = 0;
   REQUIRE(read_ballot_instance(body, got_ballot, instance));
@@ -380,61 +384,66 @@ TEST_CASE("phase 1a / any body has the documented layout, round trips and refuse
 
 TEST_CASE("phase 1b has the documented big-endian layout", "[otfp_wire]") {
   const std::vector<OtfpVote> votes = {{9, ballot(2, false, 0), {0xB, 0xDEADBEEFCAFEBABE}}};
-  const Bytes body = phase1b_body(ballot(2, true, 1), true, 0x1234, 7, votes);
+  const Bytes body = phase1b_body({ballot(2, false, 1), false, 0x1234, 7, 12}, votes);
   const Bytes want = from_hex(
-      "00000281"                  // 0: ballot (2, classic, 1)
-      "01 00 0001"                // 4: complete, reserved, count 1
+      "00000102"                  // 0: ballot (2, fast, 1)
+      "00 00 0001"                // 4: not the last part, reserved, count 1
       "0000000000001234"          // 8: highest
-      "0000000000000007"          // 16: floor
-      "0000000000000009"          // 24: vote: instance 9
-      "00000200"                  // 32: ballot (2, fast, 0)
-      "000000000000000b"          // 36: mask
-      "deadbeefcafebabe");        // 44: digest
+      "0000000000000007"          // 16: from
+      "000000000000000c"          // 24: to
+      "0000000000000009"          // 32: vote: instance 9
+      "00000100"                  // 40: ballot (2, fast, 0)
+      "000000000000000b"          // 44: mask
+      "deadbeefcafebabe");        // 52: digest
   CHECK(to_hex(body) == to_hex(want));
-
-  const Bytes none = phase1b_body(ballot(1, false, 3), false, -1, 0, {});
-  CHECK(to_hex(none) == to_hex(from_hex("00000103 00 00 0000 ffffffffffffffff 0000000000000000")));
+  // The last part covers everything from `from` on: to is written as INT64_MAX.
+  const Bytes last = phase1b_body({ballot(1, false, 3), true, -1, 0, 0}, {});
+  CHECK(to_hex(last) ==
+        to_hex(from_hex("00000086 01 00 0000 ffffffffffffffff 0000000000000000 7fffffffffffffff")));
 }
 
 TEST_CASE("phase 1b round trips its header fields and votes", "[otfp_wire]") {
   std::mt19937_64 rng(11);
   const size_t sizes[] = {0, 1, 5, 64};
   for (size_t n : sizes) {
-    for (int complete = 0; complete < 2; ++complete) {
-      const std::vector<OtfpVote> votes = random_votes(rng, n);
-      const uint32_t b = ballot(static_cast<uint32_t>(rng() % 0xFFFFFF), rng() % 2 == 0,
-                                static_cast<NodeId>(rng() % kMaxNodes));
-      const auto highest = static_cast<int64_t>(rng());
-      const auto floor = static_cast<int64_t>(rng());
-      const Bytes body = phase1b_body(b, complete != 0, highest, floor, votes);
+    for (int last = 0; last < 2; ++last) {
+      std::vector<OtfpVote> votes = random_votes(rng, n);
+      const auto from = static_cast<int64_t>(rng() % 1000000);
+      for (size_t k = 0; k < n; ++k) {
+        votes[k].instance = from + 3 * static_cast<int64_t>(k);
+        votes[k].ballot |= 1;  // never 0
+      }
+      const int64_t highest = from + 3 * static_cast<int64_t>(n) + static_cast<int64_t>(rng() % 5);
+      const Phase1bPart part{ballot(static_cast<uint32_t>(rng() % 0xFFFFFF) + 1, rng() % 2 == 0,
+                                    static_cast<NodeId>(rng() % kMaxNodes)),
+                             last != 0, highest, from, last != 0 ? kOtfpRangeOpen : from + 3 * static_cast<int64_t>(n) + 1};
+      const Bytes body = phase1b_body(part, votes);
       Phase1b p;
       REQUIRE(read_phase1b(body, p));
-      INFO("votes " << n << " complete " << complete);
-      CHECK(p.ballot == b);
-      CHECK(p.complete == (complete != 0));
-      CHECK(p.highest == highest);
-      CHECK(p.floor == floor);
+      INFO("votes " << n << " last " << last);
+      CHECK(p.part.ballot == part.ballot);
+      CHECK(p.part.last == (last != 0));
+      CHECK(p.part.highest == highest);
+      CHECK(p.part.from == from);
+      CHECK(p.part.to == part.to);
       REQUIRE(p.votes.size() == n);
       for (size_t k = 0; k < n; ++k) check_vote(p.votes.at(k), votes[k]);
     }
   }
-  // No vote yet: highest -1 survives.
+  // No vote at all: highest -1 survives.
   Phase1b p;
-  REQUIRE(read_phase1b(phase1b_body(0, false, -1, 0, {}), p));
-  CHECK(p.highest == -1);
-  CHECK(p.floor == 0);
-  CHECK_FALSE(p.complete);
+  REQUIRE(read_phase1b(phase1b_body({1, true, -1, 0, 0}, {}), p));
+  CHECK(p.part.highest == -1);
+  CHECK(p.part.last);
   CHECK(p.votes.size() == 0);
 }
 
 TEST_CASE("phase 1b reader refuses bodies of the wrong length or count", "[otfp_wire]") {
-  std::mt19937_64 rng(12);
-  const std::vector<OtfpVote> votes = random_votes(rng, 2);
-  const Bytes good = phase1b_body(ballot(4, true, 2), true, 10, 3, votes);
+  const std::vector<OtfpVote> votes = {{10, 5, {1, 2}}, {12, 7, {3, 4}}};
+  const Bytes good = phase1b_body({ballot(4, false, 2), true, 12, 3, 0}, votes);
   REQUIRE(phase1b_parses(good));
   CHECK_FALSE(phase1b_parses({}));
   CHECK_FALSE(phase1b_parses(Bytes(kOtfpPhase1bHeader - 1)));
-  CHECK(phase1b_parses(Bytes(kOtfpPhase1bHeader)));  // all zero: count 0, well formed
   CHECK_FALSE(phase1b_parses(Bytes(good.begin(), good.end() - 1)));
   Bytes longer = good;
   longer.push_back(0);
@@ -446,21 +455,35 @@ TEST_CASE("phase 1b reader refuses bodies of the wrong length or count", "[otfp_
   Bytes fewer = good;
   store_be16(fewer.data() + 6, 1);
   CHECK_FALSE(phase1b_parses(fewer));
-  Bytes zero = good;
-  store_be16(zero.data() + 6, 0);
-  CHECK_FALSE(phase1b_parses(zero));
   // A header-only body that claims one vote.
-  Bytes claims(kOtfpPhase1bHeader);
+  Bytes claims(phase1b_body({1, true, -1, 0, 0}, {}));
   store_be16(claims.data() + 6, 1);
   CHECK_FALSE(phase1b_parses(claims));
-  // The bytes a vote-list count would occupy (offset 0) do not count here: a ballot whose low
-  // 16 bits say "2" with count 0 at offset 6 is a header-only body.
-  Bytes ballot_not_count(kOtfpPhase1bHeader);
-  store_be32(ballot_not_count.data(), 2);
-  Phase1b p;
-  REQUIRE(read_phase1b(ballot_not_count, p));
-  CHECK(p.ballot == 2);
-  CHECK(p.votes.size() == 0);
+}
+
+TEST_CASE("phase 1b reader refuses ranges and votes that do not make sense", "[otfp_wire]") {
+  const auto body = [](Phase1bPart part, std::vector<OtfpVote> votes, bool fix_to = true) {
+    Bytes b = phase1b_body(part, votes);
+    if (!fix_to) store_be64(b.data() + 24, static_cast<uint64_t>(part.to));  // write `to` as given
+    return b;
+  };
+  const OtfpValue v{1, 2};
+  CHECK(phase1b_parses(body({5, false, 9, 3, 10}, {{3, 1, v}, {9, 1, v}})));
+  CHECK_FALSE(phase1b_parses(body({5, false, 9, 3, 10}, {{2, 1, v}})));          // before `from`
+  CHECK_FALSE(phase1b_parses(body({5, false, 20, 3, 10}, {{10, 1, v}})));        // at `to`
+  CHECK_FALSE(phase1b_parses(body({5, false, 9, 3, 10}, {{9, 1, v}, {4, 1, v}}))); // out of order
+  CHECK_FALSE(phase1b_parses(body({5, false, 9, 3, 10}, {{4, 1, v}, {4, 2, v}}))); // twice
+  CHECK_FALSE(phase1b_parses(body({5, true, 5, 3, 0}, {{6, 1, v}})));            // above `highest`
+  CHECK_FALSE(phase1b_parses(body({5, true, 9, 3, 0}, {{4, 0, v}})));            // no ballot
+  CHECK_FALSE(phase1b_parses(body({5, false, 9, 3, 3}, {})));                    // empty range
+  CHECK_FALSE(phase1b_parses(body({5, false, 9, -1, 3}, {})));                   // negative from
+  CHECK_FALSE(phase1b_parses(body({5, false, -2, 0, 3}, {})));                   // highest below -1
+  CHECK_FALSE(phase1b_parses(body({5, false, 9, 3, kOtfpRangeOpen}, {}, false)));  // open, not last
+  Bytes last = body({5, true, 9, 3, 0}, {});
+  store_be64(last.data() + 24, 100);
+  CHECK_FALSE(phase1b_parses(last));  // last, but closed
+  last[4] = 2;
+  CHECK_FALSE(phase1b_parses(last));  // a flag byte other than 0 or 1
 }
 
 TEST_CASE("phase 1b writer refuses a too small output or more than 65535 votes", "[otfp_wire]") {
@@ -468,15 +491,15 @@ TEST_CASE("phase 1b writer refuses a too small output or more than 65535 votes",
   const std::vector<OtfpVote> votes = random_votes(rng, 2);
   const size_t n = kOtfpPhase1bHeader + 2 * kOtfpVoteBytes;
   Bytes out(n - 1, 0xC3);
-  CHECK(write_phase1b(out, 1, true, 1, 1, votes) == 0);
+  CHECK(write_phase1b(out, {1, true, 1, 1, 0}, votes) == 0);
   CHECK(out == Bytes(n - 1, 0xC3));
   Bytes header_short(kOtfpPhase1bHeader - 1);
-  CHECK(write_phase1b(header_short, 1, true, 1, 1, {}) == 0);
+  CHECK(write_phase1b(header_short, {1, true, 1, 1, 0}, {}) == 0);
   Bytes header_only(kOtfpPhase1bHeader);
-  CHECK(write_phase1b(header_only, 1, true, 1, 1, {}) == kOtfpPhase1bHeader);
+  CHECK(write_phase1b(header_only, {1, true, 1, 1, 0}, {}) == kOtfpPhase1bHeader);
   std::vector<OtfpVote> many(65536);
   Bytes big(kOtfpPhase1bHeader + many.size() * kOtfpVoteBytes);
-  CHECK(write_phase1b(big, 1, false, 0, 0, many) == 0);
+  CHECK(write_phase1b(big, {1, false, 0, 0, 1}, many) == 0);
 }
 
 // --- retransmission data -----------------------------------------------------------------------

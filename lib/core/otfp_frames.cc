@@ -1,0 +1,399 @@
+// otfp slot frames (docs/protocol-otfp.md "Frames", docs/wire-format.md): a received frame is
+// validated whole, then applied section by section; a node's slot frame is built from one small
+// writer per section, in priority order, each taking what room is left.
+#include <algorithm>
+#include <bit>
+#include <cstring>
+
+#include "core/otfp_limits.h"
+#include "core/otfp_node.h"
+
+namespace tob::core {
+
+using otfp::node_bit;
+
+namespace {
+
+// How many entries of a list section fit in what is left of the frame (at most `want`).
+size_t fitting(const FrameWriter& w, size_t header, size_t entry, size_t want) {
+  const size_t room = w.room();
+  return room < header ? 0 : std::min(want, (room - header) / entry);
+}
+
+// A list section of votes, as many as fit (the rest go in a later slot: every list is repeated
+// until it no longer applies).
+void put_vote_list(FrameWriter& w, SectionType type, std::vector<OtfpVote>& votes) {
+  votes.resize(fitting(w, kOtfpListHeader, kOtfpVoteBytes, votes.size()));
+  if (votes.empty()) return;
+  auto body = w.open_section(type, 0, kOtfpListHeader + votes.size() * kOtfpVoteBytes);
+  w.close_section(write_votes(body, votes));
+}
+
+bool valid_section(const SectionView& sec, NodeId sender, int n, size_t batch_bytes_max) {
+  switch (sec.type) {
+    case SectionType::app_batch: {
+      uint16_t count = 0;
+      return sec.body.size() <= batch_bytes_max && validate_batch(sec.body, &count);
+    }
+    case SectionType::otfp_vote:
+    case SectionType::otfp_phase2a:
+    case SectionType::otfp_decided: {
+      VoteList l;
+      return l.parse(sec.body);
+    }
+    case SectionType::retransmit_request: {
+      size_t count = 0;
+      std::span<const uint8_t> e;
+      return read_requests(sec.body, count, e);
+    }
+    case SectionType::retransmit_data: {
+      NodeId ds = 0;
+      int64_t di = 0;
+      std::span<const uint8_t> b;
+      uint16_t count = 0;
+      return read_data(sec.body, ds, di, b) && ds < n && di >= 0 && b.size() <= batch_bytes_max &&
+             validate_batch(b, &count);
+    }
+    case SectionType::otfp_phase1a:
+    case SectionType::otfp_any: {
+      uint32_t b = 0;
+      int64_t i = 0;
+      return read_ballot_instance(sec.body, b, i) && ballot_coordinator(b) == sender && i >= 0;
+    }
+    case SectionType::otfp_phase1b: {
+      Phase1b p;
+      return read_phase1b(sec.body, p);
+    }
+    case SectionType::otfp_state: {
+      int64_t low = 0;
+      uint32_t round = 0;
+      return read_state(sec.body, low, round);
+    }
+    default: return true;  // unknown sections are skipped (later versions add more)
+  }
+}
+
+}  // namespace
+
+// --- Received frames: validate, then apply -------------------------------------------------
+
+FrameVerdict OtfpNode::on_frame(const FrameView& frame, int64_t rx_ns) {
+  clear_if_taken();
+  const auto verdict = [&](FrameVerdict v) {
+    ++counters_.frames_rx[static_cast<int>(v)];
+    return v;
+  };
+  if (state_ == SelfState::stopped) return verdict(FrameVerdict::not_running);
+  advance(rx_ns);
+  const FrameHeader& h = frame.header;
+  if (h.cluster_id != config_.cluster_id) return verdict(FrameVerdict::wrong_cluster);
+  if (h.sender >= n_) return verdict(FrameVerdict::unknown_sender);
+  if (h.sender == self_) return verdict(FrameVerdict::own_frame);
+  const auto c = static_cast<int64_t>(h.cycle);
+  // Timing only matters for liveness: any frame of a cycle the ring can hold is used.
+  if (h.cycle > static_cast<uint64_t>(INT64_MAX / 4) || c > cycle_ + 1 || c < cycle_ - otfp::kCatchUpCycles)
+    return verdict(FrameVerdict::outside_window);
+  const NodeId s = h.sender;
+  if ((h.flags & kFlagSecondCopy) != 0 && heard_cycle_[s] == c && last_first_copy_[s] == c)
+    return verdict(FrameVerdict::duplicate);
+  bool has_state = false;
+  const FrameVerdict v = validate(frame, &has_state);
+  if (v != FrameVerdict::accepted) return verdict(v);
+  if (!has_state) return verdict(FrameVerdict::malformed_batch);  // not an otfp frame
+
+  heard_cycle_[s] = std::max(heard_cycle_[s], c);
+  if ((h.flags & kFlagSecondCopy) == 0) last_first_copy_[s] = c;
+  alive_ |= node_bit(s);
+  apply(frame);
+  deliver_ready();
+  return verdict(FrameVerdict::accepted);
+}
+
+FrameVerdict OtfpNode::validate(const FrameView& frame, bool* has_state) const {
+  // Every section before acting on any: a malformed frame is an omission, never half applied.
+  SectionView sec;
+  for (size_t off = 0; frame.next_section(off, sec);) {
+    if (!valid_section(sec, frame.header.sender, n_, batch_bytes_max_)) return FrameVerdict::malformed_batch;
+    if (sec.type == SectionType::otfp_state) *has_state = true;
+  }
+  return FrameVerdict::accepted;
+}
+
+void OtfpNode::apply(const FrameView& frame) {
+  const NodeId s = frame.header.sender;
+  const auto c = static_cast<int64_t>(frame.header.cycle);
+  SectionView sec;
+  for (size_t off = 0; frame.next_section(off, sec);) {
+    switch (sec.type) {
+      case SectionType::otfp_state: {
+        int64_t low = 0;
+        uint32_t round = 0;
+        read_state(sec.body, low, round);
+        peer_low_[s] = low;
+        round_seen_ = std::max(round_seen_, round);
+        break;
+      }
+      case SectionType::app_batch:
+        // A sender whose clock is ahead may open cycle c before this node's clock reaches it.
+        if (OtfpInstance* in = ring_.open(c); in != nullptr) ring_.store(*in, s, sec.body);
+        break;
+      case SectionType::otfp_vote: {
+        VoteList l;
+        l.parse(sec.body);
+        for (size_t k = 0; k < l.size(); ++k) on_vote(s, l.at(k));
+        break;
+      }
+      case SectionType::otfp_phase2a: {
+        VoteList l;
+        l.parse(sec.body);
+        for (size_t k = 0; k < l.size(); ++k)
+          if (const OtfpVote v = l.at(k); ballot_coordinator(v.ballot) == s && ballot_classic(v.ballot)) on_phase2a(v);
+        break;
+      }
+      case SectionType::otfp_decided: {
+        VoteList l;
+        l.parse(sec.body);
+        for (size_t k = 0; k < l.size(); ++k) on_decided(l.at(k));
+        break;
+      }
+      case SectionType::retransmit_request: {
+        size_t count = 0;
+        std::span<const uint8_t> e;
+        read_requests(sec.body, count, e);
+        for (size_t k = 0; k < count; ++k) on_request(request_at(e, k));
+        break;
+      }
+      case SectionType::retransmit_data: {
+        NodeId ds = 0;
+        int64_t di = 0;
+        std::span<const uint8_t> b;
+        read_data(sec.body, ds, di, b);
+        if (di <= cycle_ + 1)
+          if (OtfpInstance* in = ring_.open(di); in != nullptr) ring_.store(*in, ds, b);
+        break;
+      }
+      case SectionType::otfp_phase1a: {
+        uint32_t b = 0;
+        int64_t low = 0;
+        read_ballot_instance(sec.body, b, low);
+        on_phase1a(b, low);
+        break;
+      }
+      case SectionType::otfp_phase1b: {
+        Phase1b p;
+        read_phase1b(sec.body, p);
+        on_phase1b(s, p);
+        break;
+      }
+      case SectionType::otfp_any: {
+        uint32_t b = 0;
+        int64_t a = 0;
+        read_ballot_instance(sec.body, b, a);
+        on_any(b, a);
+        break;
+      }
+      default: break;
+    }
+  }
+}
+
+// --- The slot frame -----------------------------------------------------------------------
+
+FrameHeader OtfpNode::header(const Turn& t, uint16_t segment_index, uint16_t segment_count) const {
+  FrameHeader h;
+  h.cluster_id = config_.cluster_id;
+  h.sender = self_;
+  h.cycle = static_cast<uint64_t>(t.cycle);
+  h.stage = Stage::member;
+  h.view_vector = alive_;
+  h.segment_index = segment_index;
+  h.segment_count = segment_count;
+  return h;
+}
+
+void OtfpNode::transmit(const Turn& t) {
+  if (activating_) try_activate(t.cycle);  // the last reports may have come since the cycle began
+  const auto copies = static_cast<size_t>(sched_.sends_per_slot());
+  const size_t base = static_cast<size_t>(tx_turn_) * (copies + 1) * config_.frame_bytes_max;
+  std::span<uint8_t> buf(tx_bytes_.data() + base, config_.frame_bytes_max);
+  FrameWriter w(buf);
+  w.begin(header(t, 0, serve_count_ > 0 ? 2 : 1));  // a retransmission frame follows
+  uint8_t state[kOtfpStateBytes];
+  write_state(state, low_, round_seen_);
+  w.add_section(SectionType::otfp_state, 0, state);
+  // Priority order: what the protocol's progress depends on first, this node's batch in the rest.
+  put_round(w);
+  put_phase1b(w);
+  put_proposals(w);
+  put_votes(w);
+  put_decisions(w);
+  put_requests(w);
+  put_own_batch(w, t);
+  const size_t len = w.finish();
+  TOB_ASSERT(len > 0);  // every section above was sized to the room left
+  send_copies(t, buf.first(len), base);
+  transmit_retransmissions(t, base + copies * config_.frame_bytes_max);
+  tx_turn_ ^= 1;
+}
+
+void OtfpNode::put_round(FrameWriter& w) {
+  // The coordinator's phase 1a while it activates, its ANY once active: repeated every slot.
+  if (my_round_ == 0 || w.room() < kOtfpPhase1aBytes) return;
+  const uint32_t fast = ballot(my_round_, false, self_);
+  uint8_t body[kOtfpPhase1aBytes];
+  if (activating_) {
+    write_ballot_instance(body, fast, round_low_);
+    w.add_section(SectionType::otfp_phase1a, 0, body);
+  } else if (fast_ballot_ == fast) {
+    write_ballot_instance(body, fast, activation_);
+    w.add_section(SectionType::otfp_any, 0, body);
+  }
+}
+
+void OtfpNode::put_phase1b(FrameWriter& w) {
+  // Phase 1b: every vote this acceptor holds from the coordinator's low on, in parts over as many
+  // slots as needed; each part names the range it covers completely.
+  if (answer_ballot_ == 0 || answer_done_ || promised_ != answer_ballot_ || max_voted_ballot_ >= answer_ballot_) return;
+  if (w.room() < kOtfpPhase1bHeader) return;
+  Phase1bPart part{answer_ballot_, false, highest_voted_, std::max(answer_next_, ring_.floor()), 0};
+  scratch_votes_.clear();
+  const size_t fit = fitting(w, kOtfpPhase1bHeader, kOtfpVoteBytes, static_cast<size_t>(kOtfpRing));
+  int64_t i = part.from;
+  for (; i <= cycle_ + 1; ++i) {
+    const OtfpInstance* in = ring_.held(i);
+    if (in == nullptr || in->voted_ballot == 0) continue;
+    if (scratch_votes_.size() == fit) break;  // the rest in the next slot
+    scratch_votes_.push_back({i, in->voted_ballot, in->voted});
+  }
+  part.last = i > cycle_ + 1;
+  part.to = part.last ? kOtfpRangeOpen : i;
+  if (part.to <= part.from) return;  // not even one vote fits
+  auto body = w.open_section(SectionType::otfp_phase1b, 0, kOtfpPhase1bHeader + scratch_votes_.size() * kOtfpVoteBytes);
+  w.close_section(write_phase1b(body, part, scratch_votes_));
+  answer_done_ = part.last;
+  answer_next_ = part.last ? answer_low_ : part.to;
+}
+
+void OtfpNode::put_proposals(FrameWriter& w) {
+  // The coordinator's phase 2a proposals of its round, repeated until decided.
+  if (my_round_ == 0) return;
+  scratch_votes_.clear();
+  for (int64_t i = oldest_needed(); i <= cycle_ + 1 && scratch_votes_.size() < otfp::kVotesPerFrame; ++i)
+    if (const OtfpInstance* in = ring_.held(i);
+        in != nullptr && !in->decided && in->proposal_ballot != 0 && ballot_round(in->proposal_ballot) == my_round_)
+      scratch_votes_.push_back({i, in->proposal_ballot, in->proposal});
+  put_vote_list(w, SectionType::otfp_phase2a, scratch_votes_);
+}
+
+void OtfpNode::put_votes(FrameWriter& w) {
+  // Votes (phase 2b) of the instances some live node has not delivered, newest first: the
+  // instances in progress matter most, the laggards get the rest as room allows.
+  scratch_votes_.clear();
+  for (int64_t i = cycle_; i >= oldest_needed() && scratch_votes_.size() < otfp::kVotesPerFrame; --i)
+    if (const OtfpInstance* in = ring_.held(i); in != nullptr && in->voted_ballot != 0)
+      scratch_votes_.push_back({i, in->voted_ballot, in->voted});
+  put_vote_list(w, SectionType::otfp_vote, scratch_votes_);
+}
+
+void OtfpNode::put_decisions(FrameWriter& w) {
+  // Catch-up: decisions for the live nodes behind (one that lost the votes, was frozen, or
+  // restarted), oldest first.
+  int64_t behind = INT64_MAX;
+  for (NodeId k = 0; k < n_; ++k)
+    if (k != self_ && alive(k)) behind = std::min(behind, peer_low_[k]);
+  scratch_votes_.clear();
+  for (int64_t i = std::max(behind, oldest_needed()); i <= cycle_ && scratch_votes_.size() < otfp::kVotesPerFrame; ++i)
+    if (const OtfpInstance* in = ring_.held(i); in != nullptr && in->decided)
+      scratch_votes_.push_back({i, in->decided_ballot, in->decision});
+  put_vote_list(w, SectionType::otfp_decided, scratch_votes_);
+}
+
+void OtfpNode::put_requests(FrameWriter& w) {
+  scratch_requests_.clear();
+  for (int64_t i = std::max(ring_.floor(), cycle_ - otfp::kCatchUpCycles);
+       i <= cycle_ + 1 && scratch_requests_.size() < otfp::kRequestsPerFrame; ++i) {
+    const OtfpInstance* in = ring_.held(i);
+    if (in == nullptr) continue;
+    for (uint64_t m = in->requested & ~in->have; m != 0 && scratch_requests_.size() < otfp::kRequestsPerFrame; m &= m - 1)
+      scratch_requests_.push_back({i, static_cast<NodeId>(std::countr_zero(m)), in->attempt});
+  }
+  scratch_requests_.resize(fitting(w, kOtfpListHeader, kOtfpRequestBytes, scratch_requests_.size()));
+  if (scratch_requests_.empty()) return;
+  auto body = w.open_section(SectionType::retransmit_request, 0, kOtfpListHeader + scratch_requests_.size() * kOtfpRequestBytes);
+  w.close_section(write_requests(body, scratch_requests_));
+}
+
+void OtfpNode::put_own_batch(FrameWriter& w, const Turn& t) {
+  // The proposer (seed 002 §5.2, §6.2: one batch per node per clock tick), in what room is left,
+  // once fast mode is active for this instance and the tempo window is not full (§5.4). Never
+  // into an instance already decided (a coordinator recovering up to the current cycle): its
+  // outcome would never come back to this proposer.
+  if (!proposals_.has_unsent()) return;
+  if (t.cycle - low_ >= window_) {
+    ++counters_.tempo_holds;
+    return;
+  }
+  OtfpInstance* own = ring_.held(t.cycle);
+  const bool fast = fast_ballot_ != 0 && t.cycle >= activation_ && t.cycle >= low_ && t.cycle >= start_cycle_;
+  if (own == nullptr || own->decided || !fast || w.room() <= kBatchHeaderBytes + kBatchEntryHeaderBytes) return;
+  std::span<uint8_t> store = ring_.batch(t.cycle, self_).first(std::min(batch_bytes_max_, w.room()));
+  BatchWriter bw(store);
+  const uint16_t taken = proposals_.fill(bw, t.cycle, config_.batch_msgs_max);
+  const size_t len = bw.finish();
+  if (taken == 0 || len == 0) return;
+  w.add_section(SectionType::app_batch, 0, store.first(len));
+  ring_.keep_own(*own, self_, len);
+  own->own_sent = true;
+  counters_.msgs_sent += taken;
+}
+
+void OtfpNode::send_copies(const Turn& t, std::span<uint8_t> frame, size_t base) {
+  const auto copies = static_cast<size_t>(sched_.sends_per_slot());
+  for (size_t copy = 0; copy < copies; ++copy) {
+    std::span<uint8_t> out(tx_bytes_.data() + base + copy * config_.frame_bytes_max, frame.size());
+    if (copy > 0) {
+      std::memcpy(out.data(), frame.data(), frame.size());
+      mark_second_copy(out);
+    }
+    actions_.tx.push_back({sched_.transmit_ns(t.cycle, self_, static_cast<int>(copy)), t.cycle,
+                           static_cast<uint8_t>(copy), out});
+    ++counters_.frames_tx;
+  }
+}
+
+// Batches this node serves again (seed 002 §5.5) go in a frame of their own after the slot's
+// copies: a whole batch never fits next to this node's own sections. Sent once; a lost one is
+// asked for again.
+void OtfpNode::transmit_retransmissions(const Turn& t, size_t at) {
+  if (serve_count_ == 0) return;
+  std::span<uint8_t> buf(tx_bytes_.data() + at, config_.frame_bytes_max);
+  FrameWriter w(buf);
+  w.begin(header(t, 1, 2));
+  uint8_t state[kOtfpStateBytes];
+  write_state(state, low_, round_seen_);
+  w.add_section(SectionType::otfp_state, 0, state);
+  size_t served = 0;
+  for (; served < serve_count_; ++served) {
+    const OtfpRequest& r = serve_[served];
+    const OtfpInstance* in = ring_.held(r.instance);
+    if (in == nullptr || (in->have & node_bit(r.sender)) == 0) continue;
+    const std::span<const uint8_t> batch = ring_.stored(*in, r.sender);
+    if (w.room() < kOtfpDataHeader + batch.size()) break;  // the rest in the next slot
+    auto body = w.open_section(SectionType::retransmit_data, 0, kOtfpDataHeader + batch.size());
+    write_data_header(body, r.sender, r.instance);
+    std::memcpy(body.data() + kOtfpDataHeader, batch.data(), batch.size());
+    w.close_section(kOtfpDataHeader + batch.size());
+    ++counters_.retransmit_served;
+  }
+  std::copy(serve_.begin() + static_cast<std::ptrdiff_t>(served), serve_.begin() + static_cast<std::ptrdiff_t>(serve_count_),
+            serve_.begin());
+  serve_count_ -= served;
+  const size_t len = w.finish();
+  TOB_ASSERT(len > 0);
+  const auto copies = sched_.sends_per_slot();
+  const int64_t tx_ns = std::min(sched_.transmit_ns(t.cycle, self_, copies), sched_.slot_end_ns(t.cycle, self_) - 1);
+  actions_.tx.push_back({tx_ns, t.cycle, static_cast<uint8_t>(copies), buf.first(len)});
+  ++counters_.frames_tx;
+}
+
+}  // namespace tob::core

@@ -1,0 +1,108 @@
+// The instances an otfp node holds (docs/protocol-otfp.md "Instances and memory"): a ring of
+// kOtfpRing consecutive instances with, for each, the batches received, the acceptor's vote,
+// the learner's tally, the coordinator's reports and proposal, and retransmission state; plus
+// the batch bytes. Allocated at start, never after.
+//
+// The ring only moves forward. Opening instance i forgets everything at or below i - kOtfpRing:
+// the acceptor's *floor* rises past it, and below its floor an acceptor neither votes nor
+// reports (it cannot prove what it voted there). Above the floor, an instance the ring does not
+// hold is one this node never voted in (its log holds every vote it cast).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "core/otfp_wire.h"
+#include "core/schedule.h"
+
+namespace tob::core {
+
+// Instances held: the tempo window, kappa, recovery and a stalled node's catch-up.
+inline constexpr int64_t kOtfpRing = 128;
+
+struct OtfpPeerVote {
+  uint32_t ballot = 0;  // 0: none
+  OtfpValue value;
+};
+
+struct OtfpInstance {
+  int64_t id = -1;
+  // Batches of this instance this node holds (seed 002 §5.2: a value names them by sender).
+  uint64_t have = 0;
+  std::array<uint32_t, kMaxNodes> crc{};
+  std::array<uint16_t, kMaxNodes> bytes{};
+
+  // Acceptor (seed 002 §4): its latest vote, and a phase 2a waiting for the batches it names.
+  uint32_t voted_ballot = 0;
+  OtfpValue voted;
+  uint64_t persisted = 0;  // batches already in the log
+  uint32_t pending_ballot = 0;
+  OtfpValue pending;
+
+  // Learner: each acceptor's latest vote, and its latest fast-ballot vote apart (a later classic
+  // vote does not unmake the fast quorum it was part of).
+  std::array<OtfpPeerVote, kMaxNodes> votes{};
+  std::array<OtfpPeerVote, kMaxNodes> fast_votes{};
+  bool decided = false;
+  uint32_t decided_ballot = 0;
+  OtfpValue decision;
+
+  // Coordinator: phase 1b reports of its round `reports_ballot` (one per acceptor that reported
+  // a vote here), and the phase 2a it sends for this instance.
+  uint32_t reports_ballot = 0;
+  std::array<OtfpPeerVote, kMaxNodes> reports{};
+  uint32_t proposal_ballot = 0;
+  OtfpValue proposal;
+  int64_t proposal_cycle = -1;
+
+  // Proposer: this node's batch went out in this instance.
+  bool own_sent = false;
+
+  // Retransmission (seed 002 §5.5): batches asked for, the attempt and when.
+  uint64_t requested = 0;
+  uint8_t attempt = 0;
+  int64_t request_cycle = -1;
+};
+
+class OtfpRing {
+ public:
+  OtfpRing(int nodes, size_t batch_bytes_max);
+
+  // nullptr when the ring does not hold i.
+  OtfpInstance* held(int64_t i);
+  const OtfpInstance* held(int64_t i) const;
+  // Holds i from now on (a fresh record when it did not). nullptr when i is below the floor or
+  // older than the instance in its slot: its state is forgotten and must not be made up.
+  OtfpInstance* open(int64_t i);
+  // Oldest instance whose acceptor state is complete here.
+  int64_t floor() const { return floor_; }
+  // The lowest instance the ring can still open while `newest` is open.
+  static int64_t oldest_with(int64_t newest) { return newest - kOtfpRing + 1; }
+
+  std::span<uint8_t> batch(int64_t i, NodeId sender);
+  std::span<const uint8_t> stored(const OtfpInstance& in, NodeId sender) const;
+  // Keeps a valid, non-empty batch of `sender` for the instance (false: already held, too big
+  // or not a batch).
+  bool store(OtfpInstance& in, NodeId sender, std::span<const uint8_t> body);
+  // Records a batch written in place through batch() (this node's own).
+  void keep_own(OtfpInstance& in, NodeId sender, size_t bytes);
+  size_t batch_bytes_max() const { return batch_bytes_max_; }
+
+  // The value naming the batches of `mask` as this node holds them (digest over sender and CRC).
+  OtfpValue value_of(const OtfpInstance& in, uint64_t mask) const;
+  static bool holds_all(const OtfpInstance& in, uint64_t mask) { return (mask & ~in.have) == 0; }
+
+ private:
+  OtfpInstance& slot(int64_t i) { return slots_[static_cast<size_t>(i % kOtfpRing)]; }
+  const OtfpInstance& slot(int64_t i) const { return slots_[static_cast<size_t>(i % kOtfpRing)]; }
+
+  int n_;
+  size_t batch_bytes_max_;
+  int64_t floor_ = 0;
+  std::vector<OtfpInstance> slots_;
+  std::vector<uint8_t> bytes_;  // kOtfpRing x N x batch_bytes_max
+};
+
+}  // namespace tob::core
