@@ -149,8 +149,10 @@ def test_cluster() -> None:
 
     # Exactly-once: the generators stop after GEN_COUNT; wait until every survivor delivered
     # everything the correct nodes submitted.
-    submitted = {k: stats(k)["node_msgs_submitted"] for k in survivors}
-    wait_for(lambda: all(stats(k)["control_generated"] >= GEN_COUNT for k in survivors), 60, "generators done")
+    # (node_msgs_submitted is published with the status line, control_generated at once: wait
+    # for both, or the count read may be one status interval old.)
+    wait_for(lambda: all(stats(k)["control_generated"] >= GEN_COUNT and stats(k)["node_msgs_submitted"] >= GEN_COUNT
+                         for k in survivors), 60, "generators done")
     submitted = {k: stats(k)["node_msgs_submitted"] for k in survivors}
 
     def complete() -> bool:
