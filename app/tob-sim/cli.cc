@@ -43,4 +43,15 @@ double parse_nonneg(const char* flag, const char* v) {
   return x;
 }
 
+void parse_range(const char* flag, const char* v, int64_t lo, int64_t hi, int64_t& min, int64_t& max) {
+  long long a = 0;
+  long long b = 0;
+  int used = 0;
+  if (std::sscanf(v, "%lld-%lld%n", &a, &b, &used) != 2 || v[used] != '\0' || a < lo || b < a || b > hi)
+    usage_error(std::string(flag) + " needs MIN-MAX within " + std::to_string(lo) + "-" + std::to_string(hi) + ", got '" +
+                v + "'");
+  min = a;
+  max = b;
+}
+
 }  // namespace tob::simcli

@@ -14,5 +14,7 @@ void set_help_hint(const char* hint);
 int64_t parse_int(const char* flag, const char* v, int64_t lo, int64_t hi);
 double parse_prob(const char* flag, const char* v);    // [0, 1]
 double parse_nonneg(const char* flag, const char* v);  // [0, 1e6)
+// MIN-MAX with lo <= MIN <= MAX <= hi.
+void parse_range(const char* flag, const char* v, int64_t lo, int64_t hi, int64_t& min, int64_t& max);
 
 }  // namespace tob::simcli

@@ -13,6 +13,7 @@
 #include "ic_main.h"
 #include "sim/checker.h"
 #include "sim/otfp_checker.h"
+#include "sim/otfp_mix.h"
 #include "sim/simulator.h"
 
 namespace {
@@ -38,8 +39,11 @@ cluster
   --order ENGINE          ordering engine: mars (default) or otfp
   --kappa K               otfp: votes of instance i in cycle i + K (default 2)
   --window W              otfp: undecided instances before proposers hold back (default 32)
-  --torn-tail P           otfp: a crash loses the log records no sent frame used, with
-                          probability P (a torn write; default 0)
+  --torn-tail P           otfp: a crash keeps a random prefix of the log records not yet
+                          synced, with probability P (a torn write; else none of them;
+                          needs --fsync-ns; default 0)
+  --fsync-ns MIN-MAX      otfp: each sync of the acceptor log takes MIN..MAX ns; frames wait
+                          for the records emitted before them (default 0-0: at once)
   --nodes N               cluster size, 3..64 (default 4)
   --cycles C              cycles to simulate (default 200)
   --cycle-ns NS           cycle length (default N x 250000)
@@ -69,6 +73,20 @@ faults
                           (N misses P's frame), corrupt:N:P, late-frame:N:P, link-down:N:P
                           (P -> N dead from cycle C on, for --link-down-cycles)
   --link-down-cycles K    length of link-down faults (default 1000000)
+  --crash-rate R          per live node and cycle, a crash at a random instant of the next
+                          cycle (half of them between its log write and its frame; default 0)
+  --crash-down-max K      ... while fewer than K nodes are down (default 1)
+  --restart-cycles A-B    ... back after A..B cycles (default 1-12)
+  --crash-permanent P     ... or never, with probability P (default 0)
+  --stall-rate R          per live node and cycle, its loop freezes (default 0)
+  --stall-cycles K        ... for 1..K cycles (default 20)
+  --drift-ppm P           per node clock rate error uniform in [-P, P] ppm (default 0)
+  --drain C               after --cycles, C more cycles without faults, loss or new messages;
+                          every instance is then judged (default 0)
+  --liveness-cycles C     otfp: every message of a correct proposer delivered by every correct
+                          node within C cycles of its submission (default: not judged)
+  --mix NAME              otfp: draw the whole scenario from each seed: hard, liveness or
+                          chaos (docs/simulator.md); the other scenario flags are refused
 workload
   --load M                messages per node per cycle, Poisson (default 2)
   --payload MIN-MAX       payload bytes (default 16-64)
@@ -142,6 +160,10 @@ struct Options {
   std::string trace;
   bool quiet = false;
   std::vector<std::string> fault_args;
+  bool mix_set = false;
+  tob::sim::OtfpMix mix = tob::sim::OtfpMix::hard;
+  int64_t liveness_cycles = 0;
+  int scenario_flags = 0;  // flags that shape the scenario (refused with --mix)
 };
 
 Options parse(int argc, char** argv) {
@@ -168,7 +190,23 @@ Options parse(int argc, char** argv) {
     if (i + 1 >= argc) usage_error(flag + " needs a value");
     const char* v = argv[++i];
     const char* f = flag.c_str();
-    if (flag == "--order") {
+    const bool output = flag == "--seed" || flag == "--seeds" || flag == "--deliveries" || flag == "--trace" ||
+                        flag == "--mix" || flag == "--order" || flag == "--liveness-cycles";
+    if (!output) ++o.scenario_flags;
+    if (flag == "--mix") {
+      if (!tob::sim::parse_otfp_mix(v, &o.mix)) usage_error(std::string("--mix: unknown mix '") + v + "' (hard, liveness, chaos)");
+      o.mix_set = true;
+    } else if (flag == "--crash-rate") s.crash_rate = parse_prob(f, v);
+    else if (flag == "--crash-down-max") s.crash_down_max = static_cast<int>(parse_int(f, v, 0, 63));
+    else if (flag == "--restart-cycles") tob::simcli::parse_range(f, v, 1, 1'000'000, s.restart_cycles_min, s.restart_cycles_max);
+    else if (flag == "--crash-permanent") s.crash_permanent = parse_prob(f, v);
+    else if (flag == "--fsync-ns") tob::simcli::parse_range(f, v, 0, 10'000'000'000, s.fsync_ns_min, s.fsync_ns_max);
+    else if (flag == "--stall-rate") s.stall_rate = parse_prob(f, v);
+    else if (flag == "--stall-cycles") s.stall_cycles_max = parse_int(f, v, 1, 1'000'000);
+    else if (flag == "--drift-ppm") s.drift_ppm_max = parse_nonneg(f, v);
+    else if (flag == "--drain") s.drain_cycles = parse_int(f, v, 0, 100'000'000);
+    else if (flag == "--liveness-cycles") o.liveness_cycles = parse_int(f, v, 1, 1'000'000);
+    else if (flag == "--order") {
       if (std::strcmp(v, "mars") == 0) s.order = tob::core::Order::mars;
       else if (std::strcmp(v, "otfp") == 0) s.order = tob::core::Order::otfp;
       else usage_error(std::string("--order: unknown ordering engine '") + v + "' (available: mars, otfp)");
@@ -216,6 +254,12 @@ Options parse(int argc, char** argv) {
                   ", outside the " + std::to_string(s.nodes) + "-node cluster");
   if (o.seeds > 1 && (!o.deliveries.empty() || !o.trace.empty()))
     usage_error("--deliveries and --trace need a single seed (drop --seeds)");
+  if (o.mix_set && o.scenario_flags > 0)
+    usage_error("--mix draws the whole scenario from the seed: drop the other scenario flags");
+  if (o.mix_set) s.order = tob::core::Order::otfp;
+  if (o.liveness_cycles > 0 && s.order != tob::core::Order::otfp) usage_error("--liveness-cycles is for --order otfp");
+  if (s.torn_tail > 0 && s.fsync_ns_max == 0 && !o.mix_set)
+    usage_error("--torn-tail needs --fsync-ns: with syncs that take no time, no record is ever unsynced");
   return o;
 }
 
@@ -247,18 +291,123 @@ std::string replay_command(int argc, char** argv, uint64_t seed) {
   return cmd + " --seed " + std::to_string(seed) + " --trace trace.txt";
 }
 
+// The scenario of one seed: drawn whole from it (--mix), or the flags' with the seed.
+Scenario scenario_for(const Options& o, uint64_t seed) {
+  if (o.mix_set) return tob::sim::otfp_mix(o.mix, seed);
+  Scenario s = o.scenario;
+  s.seed = seed;
+  return s;
+}
+
+tob::sim::CheckReport judge(const Options& o, const Scenario& s, const tob::sim::Simulator& sim) {
+  const tob::sim::Records& rec = sim.records();
+  if (s.order != tob::core::Order::otfp) return tob::sim::check(sim.schedule(), rec, 2 * s.clock_offset_ns_max);
+  tob::sim::OtfpCheckParams p;
+  if (o.mix_set) {
+    p = tob::sim::otfp_mix_params(o.mix, s);
+  } else {
+    p.kappa = s.node_template.kappa;
+    p.tolerance_ns = 2 * s.clock_offset_ns_max + s.delay_ns + s.jitter_ns;
+    p.drained = s.drain_cycles > 0;
+    p.failure_free = s.loss == 0 && s.burst == 0 && s.fault_rate == 0 && s.faults.empty() && s.corrupt == 0 &&
+                     s.crash_rate == 0 && s.stall_rate == 0;
+    p.liveness_cycles = o.liveness_cycles;
+  }
+  return tob::sim::check_otfp(sim.schedule(), rec, p);
+}
+
+// Sums over the seeds of a sweep: what the runs went through.
+struct Totals {
+  uint64_t runs = 0, crashes = 0, stalls = 0, torn = 0, decisions = 0, recovered = 0, collisions = 0, activations = 0;
+  uint64_t gaps = 0, delivered = 0;
+  int64_t latency_max_x1000 = 0;
+  void add(const tob::sim::Records& rec, const tob::sim::CheckReport& r) {
+    ++runs;
+    crashes += rec.crashes;
+    stalls += rec.stalls;
+    torn += rec.torn_tails;
+    decisions += rec.engine_totals.instances_decided;
+    recovered += rec.engine_totals.instances_recovered;
+    collisions += rec.engine_totals.collisions;
+    activations += rec.engine_totals.activations;
+    gaps += rec.engine_totals.gaps;
+    delivered += r.stats.messages_delivered;
+    latency_max_x1000 = std::max(latency_max_x1000, r.stats.latency_cycles_max_x1000);
+  }
+};
+
+void print_run(const Scenario& s, const tob::sim::Records& rec, const tob::sim::CheckReport& report, bool mixed) {
+  const bool otfp = s.order == tob::core::Order::otfp;
+  const auto& st = report.stats;
+  uint64_t shutdowns_by_reason[16] = {};
+  for (const auto& e : rec.events)
+    if (e.event.kind == tob::core::EventKind::self_shutdown) ++shutdowns_by_reason[static_cast<int>(e.event.reason)];
+  std::printf("tob-sim: %s, %d nodes, %" PRId64 " cycles of %" PRId64 " ns, seed %" PRIu64 "\n",
+              tob::core::to_string(s.order), s.nodes, s.cycles, s.cycle_ns, s.seed);
+  if (mixed) std::printf("mix: %s\n", tob::sim::describe(s).c_str());
+  std::printf("network: delay %" PRId64 " ns + jitter %" PRId64 " ns, loss %g, burst %g, dup %g, corrupt %g\n",
+              s.delay_ns, s.jitter_ns, s.loss, s.burst, s.dup, s.corrupt);
+  std::printf("frames: %" PRIu64 " sent, %" PRIu64 " copies lost, %" PRIu64 " corrupted (%" PRIu64
+              " rejected by CRC), %" PRIu64 " duplicated\n",
+              rec.frames_sent, rec.copies_lost, rec.copies_corrupted, rec.frames_rejected_crc, rec.copies_duplicated);
+  std::printf("faults injected: %zu; crashes %" PRIu64 ", stalls %" PRIu64 ", drain %" PRId64 " cycles\n", rec.faults.size(),
+              rec.crashes, rec.stalls, s.drain_cycles);
+  uint64_t submitted = 0;
+  uint64_t refused = 0;
+  for (const auto& l : rec.lives) {
+    submitted += l.submitted;
+    refused += l.refused;
+  }
+  std::printf("messages: %" PRIu64 " submitted, %" PRIu64 " refused (backpressure), %" PRIu64 " sent, %" PRIu64
+              " delivered (%" PRIu64 " deliveries), %" PRIu64 " reported undelivered\n",
+              submitted, refused, st.sent, st.messages_delivered, st.deliveries, st.undelivered);
+  if (otfp) {
+    const auto& t = rec.engine_totals;
+    std::printf("otfp: %" PRIu64 " instance decisions (%" PRIu64 " fast, %" PRIu64 " recovered: %.3f%%), %" PRIu64
+                " collisions, %" PRIu64 " activations, %" PRIu64 " retransmissions asked / %" PRIu64
+                " served, %" PRIu64 " tempo holds, window max %" PRIu64 ", %" PRIu64 " gaps\n",
+                t.instances_decided, t.instances_fast, t.instances_recovered,
+                t.instances_decided == 0 ? 0.0 : 100.0 * static_cast<double>(t.instances_recovered) /
+                                                    static_cast<double>(t.instances_decided),
+                t.collisions, t.activations, t.retransmit_requests, t.retransmit_served, t.tempo_holds, t.window_max, t.gaps);
+    std::printf("acceptor log: %" PRIu64 " records, %" PRIu64 " syncs, %" PRIu64 " frames waited for them, %" PRIu64
+                " torn tails; worst latency %.3f cycles\n",
+                t.persist_records, rec.syncs, rec.frames_held_for_log, rec.torn_tails,
+                static_cast<double>(st.latency_cycles_max_x1000) / 1000.0);
+  }
+  std::printf("membership: %" PRIu64 " admissions, %" PRIu64 " removals, %" PRIu64 " self-shutdowns",
+              st.admissions, st.removals, st.self_shutdowns);
+  bool first = true;
+  for (int r = 0; r < 16; ++r)
+    if (shutdowns_by_reason[r] > 0) {
+      std::printf("%s%s %" PRIu64, first ? " (" : ", ", tob::core::to_string(static_cast<tob::core::Reason>(r)),
+                  shutdowns_by_reason[r]);
+      first = false;
+    }
+  std::printf("%s; correct nodes %d/%d\n", first ? "" : ")", st.correct_nodes, s.nodes);
+  if (st.failures_checked > 0)
+    std::printf("failure detection: worst %.3f cycles over %d checks\n",
+                static_cast<double>(st.detection_cycles_max_x1000) / 1000.0, st.failures_checked);
+  std::printf("properties:\n");
+  for (const auto& name : otfp ? tob::sim::otfp_property_names() : tob::sim::property_names()) {
+    uint64_t count = 0;
+    for (const auto& v : report.violations) count += v.property == name ? 1 : 0;
+    std::printf("  %-26s %s\n", name.c_str(), count == 0 ? "ok" : "VIOLATED");
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i)
     if (std::strcmp(argv[i], "--ic") == 0) return run_ic_main(argc, argv);
-  Options o = parse(argc, argv);
-  Scenario& s = o.scenario;
-  const uint64_t first_seed = s.seed;
+  const Options o = parse(argc, argv);
+  const uint64_t first_seed = o.scenario.seed;
   uint64_t failed = 0;
+  Totals totals;
   const auto t0 = std::chrono::steady_clock::now();
   for (uint64_t k = 0; k < o.seeds; ++k) {
-    s.seed = first_seed + k;
+    const Scenario s = scenario_for(o, first_seed + k);
     auto sim = tob::sim::Simulator::create(s);
     if (!sim) usage_error(sim.error().message);
     std::FILE* trace = nullptr;
@@ -270,13 +419,8 @@ int main(int argc, char** argv) {
     sim.value().run();
     if (trace != nullptr) std::fclose(trace);
     const tob::sim::Records& rec = sim.value().records();
-    const bool otfp = s.order == tob::core::Order::otfp;
-    tob::sim::OtfpCheckParams op;
-    op.kappa = s.node_template.kappa;
-    op.tolerance_ns = 2 * s.clock_offset_ns_max + s.delay_ns + s.jitter_ns;
-    op.failure_free = s.loss == 0 && s.burst == 0 && s.fault_rate == 0 && s.faults.empty() && s.corrupt == 0;
-    const auto report = otfp ? tob::sim::check_otfp(sim.value().schedule(), rec, op)
-                             : tob::sim::check(sim.value().schedule(), rec, 2 * s.clock_offset_ns_max);
+    const auto report = judge(o, s, sim.value());
+    totals.add(rec, report);
     if (!o.deliveries.empty()) write_deliveries(o.deliveries, rec);
 
     if (o.seeds > 1) {
@@ -285,65 +429,13 @@ int main(int argc, char** argv) {
         std::printf("seed %" PRIu64 ": FAIL %s: %s\n  replay: %s\n", s.seed,
                     report.violations[0].property.c_str(), report.violations[0].detail.c_str(),
                     replay_command(argc, argv, s.seed).c_str());
+        std::fflush(stdout);
       }
       if (!o.quiet && (k + 1) % 100 == 0)
         std::fprintf(stderr, "\rtob-sim: %" PRIu64 "/%" PRIu64 " seeds, %" PRIu64 " failed", k + 1, o.seeds, failed);
       continue;
     }
-    const auto& st = report.stats;
-    if (!o.quiet) {
-      uint64_t shutdowns_by_reason[16] = {};
-      for (const auto& e : rec.events)
-        if (e.event.kind == tob::core::EventKind::self_shutdown) ++shutdowns_by_reason[static_cast<int>(e.event.reason)];
-      std::printf("tob-sim: %s, %d nodes, %" PRId64 " cycles of %" PRId64 " ns, seed %" PRIu64 "\n",
-                  tob::core::to_string(s.order), s.nodes, s.cycles, s.cycle_ns, s.seed);
-      std::printf("network: delay %" PRId64 " ns + jitter %" PRId64 " ns, loss %g, burst %g, dup %g, corrupt %g\n",
-                  s.delay_ns, s.jitter_ns, s.loss, s.burst, s.dup, s.corrupt);
-      std::printf("frames: %" PRIu64 " sent, %" PRIu64 " copies lost, %" PRIu64 " corrupted (%" PRIu64
-                  " rejected by CRC), %" PRIu64 " duplicated\n",
-                  rec.frames_sent, rec.copies_lost, rec.copies_corrupted, rec.frames_rejected_crc, rec.copies_duplicated);
-      std::printf("faults injected: %zu\n", rec.faults.size());
-      uint64_t submitted = 0;
-      uint64_t refused = 0;
-      for (const auto& l : rec.lives) {
-        submitted += l.submitted;
-        refused += l.refused;
-      }
-      std::printf("messages: %" PRIu64 " submitted, %" PRIu64 " refused (backpressure), %" PRIu64 " sent, %" PRIu64
-                  " delivered (%" PRIu64 " deliveries), %" PRIu64 " reported undelivered\n",
-                  submitted, refused, st.sent, st.messages_delivered, st.deliveries, st.undelivered);
-      if (otfp) {
-        const auto& t = rec.engine_totals;
-        std::printf("otfp: %" PRIu64 " instance decisions (%" PRIu64 " fast, %" PRIu64 " recovered: %.3f%%), %" PRIu64
-                    " collisions, %" PRIu64 " activations, %" PRIu64 " retransmissions asked / %" PRIu64
-                    " served, %" PRIu64 " tempo holds, window max %" PRIu64 ", %" PRIu64 " gaps, %" PRIu64
-                    " torn log tails\n",
-                    t.instances_decided, t.instances_fast, t.instances_recovered,
-                    t.instances_decided == 0 ? 0.0 : 100.0 * static_cast<double>(t.instances_recovered) /
-                                                        static_cast<double>(t.instances_decided),
-                    t.collisions, t.activations, t.retransmit_requests, t.retransmit_served, t.tempo_holds,
-                    t.window_max, t.gaps, rec.torn_tails);
-      }
-      std::printf("membership: %" PRIu64 " admissions, %" PRIu64 " removals, %" PRIu64 " self-shutdowns",
-                  st.admissions, st.removals, st.self_shutdowns);
-      bool first = true;
-      for (int r = 0; r < 16; ++r)
-        if (shutdowns_by_reason[r] > 0) {
-          std::printf("%s%s %" PRIu64, first ? " (" : ", ", tob::core::to_string(static_cast<tob::core::Reason>(r)),
-                      shutdowns_by_reason[r]);
-          first = false;
-        }
-      std::printf("%s; correct nodes %d/%d\n", first ? "" : ")", st.correct_nodes, s.nodes);
-      if (st.failures_checked > 0)
-        std::printf("failure detection: worst %.3f cycles over %d checks\n",
-                    static_cast<double>(st.detection_cycles_max_x1000) / 1000.0, st.failures_checked);
-      std::printf("properties:\n");
-      for (const auto& name : otfp ? tob::sim::otfp_property_names() : tob::sim::property_names()) {
-        uint64_t count = 0;
-        for (const auto& v : report.violations) count += v.property == name ? 1 : 0;
-        std::printf("  %-26s %s\n", name.c_str(), count == 0 ? "ok" : "VIOLATED");
-      }
-    }
+    if (!o.quiet) print_run(s, rec, report, o.mix_set);
     if (!report.ok()) {
       ++failed;
       std::printf("%" PRIu64 " violations, the first ones:\n", report.violation_count);
@@ -357,6 +449,13 @@ int main(int argc, char** argv) {
   }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (o.seeds > 1 && !o.quiet) std::fprintf(stderr, "\n");
+  if (o.seeds > 1 && o.scenario.order == tob::core::Order::otfp)
+    std::printf("totals: %" PRIu64 " runs, %" PRIu64 " crashes, %" PRIu64 " stalls, %" PRIu64 " torn log tails, %" PRIu64
+                " decisions (%" PRIu64 " recovered), %" PRIu64 " collisions, %" PRIu64 " activations, %" PRIu64
+                " gaps, %" PRIu64 " messages delivered, worst latency %.3f cycles\n",
+                totals.runs, totals.crashes, totals.stalls, totals.torn, totals.decisions, totals.recovered,
+                totals.collisions, totals.activations, totals.gaps, totals.delivered,
+                static_cast<double>(totals.latency_max_x1000) / 1000.0);
   if (failed == 0) {
     std::printf("result: PASS (%" PRIu64 " seed%s from %" PRIu64 ", %.1f s)\n", o.seeds, o.seeds == 1 ? "" : "s",
                 first_seed, secs);

@@ -47,13 +47,14 @@ void OtfpNode::coordinate(int64_t now_cycle) {
 
 bool OtfpNode::stalled_instance(int64_t now_cycle) const {
   // An instance some live node needs, undecided here long after its votes were due, with no
-  // proposal under way (or one that did not settle it): only a new round with phase 1 helps.
+  // proposal under way (or one that did not settle it in its patience): only a new round with
+  // phase 1 helps. A proposal a higher ballot superseded is caught by coordinate() at once.
   if (now_cycle - round_started_cycle_ < otfp::kRecoveryCycles) return false;
   for (int64_t i = oldest_needed(); i <= now_cycle - kappa_ - 1 - otfp::kRecoveryCycles; ++i) {
     const OtfpInstance* in = ring_.held(i);
     if (in == nullptr) return true;  // nothing of it here at all: the round opens it
     if (in->decided) continue;
-    if (in->proposal_ballot == 0 || now_cycle - in->proposal_cycle > otfp::kRecoveryCycles) return true;
+    if (in->proposal_ballot == 0 || now_cycle - in->proposal_cycle > otfp::proposal_patience_cycles(n_)) return true;
   }
   return false;
 }
@@ -77,6 +78,7 @@ void OtfpNode::start_round(int64_t now_cycle) {
   promise(fast);
   answer_ballot_ = 0;
   own_promise_at_ = persisted_bytes_;
+  if (observer_ != nullptr) observer_->round_started(self_, fast, round_low_);
 }
 
 void OtfpNode::own_report() {
@@ -167,6 +169,7 @@ bool OtfpNode::try_activate(int64_t now_cycle) {
   }
   activating_ = false;
   on_any(fast, a);
+  if (observer_ != nullptr) observer_->activated(self_, fast, a);
   return true;
 }
 

@@ -286,11 +286,13 @@ void OtfpNode::put_proposals(FrameWriter& w) {
 }
 
 void OtfpNode::put_votes(FrameWriter& w) {
-  // Votes (phase 2b) of the instances some live node has not delivered, newest first: the
-  // instances in progress matter most, the laggards get the rest as room allows.
+  // Votes (phase 2b) of the instances this node has not seen decided, oldest first: delivery is
+  // in instance order, so the oldest undecided one is the one everything waits for (a list of
+  // the newest would starve it once more than a frame's worth are pending). The instances it
+  // decided reach the others as decisions.
   scratch_votes_.clear();
-  for (int64_t i = cycle_; i >= oldest_needed() && scratch_votes_.size() < otfp::kVotesPerFrame; --i)
-    if (const OtfpInstance* in = ring_.held(i); in != nullptr && in->voted_ballot != 0)
+  for (int64_t i = oldest_needed(); i <= cycle_ + 1 && scratch_votes_.size() < otfp::kVotesPerFrame; ++i)
+    if (const OtfpInstance* in = ring_.held(i); in != nullptr && in->voted_ballot != 0 && !in->decided)
       scratch_votes_.push_back({i, in->voted_ballot, in->voted});
   put_vote_list(w, SectionType::otfp_vote, scratch_votes_);
 }

@@ -22,6 +22,10 @@ inline constexpr int kRecoveryCycles = 4;
 // A retransmission request without an answer is sent again, to the next acceptor of the
 // partition, after this long (seed 002 §5.5: "the request is resent with increased counter").
 inline constexpr int kRequestRetryCycles = 2;
+// A classic proposal is repeated every slot and acceptors vote once they hold the batches it names:
+// a new round would void it without helping them fetch those. It gets one only after the
+// retransmission partition had time to reach every acceptor, twice (N attempts each).
+inline constexpr int proposal_patience_cycles(int nodes) { return 2 * (kRecoveryCycles + nodes * kRequestRetryCycles); }
 
 // Bounded sections per frame (frame room permitting; the rest goes in a later slot).
 inline constexpr size_t kVotesPerFrame = 24;

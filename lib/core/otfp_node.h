@@ -38,6 +38,9 @@ class OtfpObserver {
  public:
   virtual ~OtfpObserver() = default;
   virtual void decided(NodeId node, int64_t instance, uint32_t ballot, const OtfpValue& value) = 0;
+  // The coordinator's rounds: started (phase 1a from `low`), activated (ANY from `activation`).
+  virtual void round_started(NodeId node, uint32_t ballot, int64_t low) { (void)node, (void)ballot, (void)low; }
+  virtual void activated(NodeId node, uint32_t ballot, int64_t activation) { (void)node, (void)ballot, (void)activation; }
 };
 
 class OtfpNode final : public Engine {

@@ -31,6 +31,10 @@ struct CheckStats {
   int correct_nodes = 0;
   int64_t detection_cycles_max_x1000 = 0;  // worst failure detection, in thousandths of a cycle
   int failures_checked = 0;
+  // otfp
+  uint64_t decisions = 0;                  // instance decisions recorded over all nodes
+  int64_t latency_cycles_max_x1000 = 0;    // worst submit -> delivery at a correct node (liveness)
+  uint64_t latency_judged = 0;             // messages the liveness bound judged
 };
 
 // Records a violation, printf-style, in a report with `violations` and `violation_count` (every

@@ -35,6 +35,28 @@ struct SentRecord {      // a message that left its sender in a slot frame
   int64_t cycle;
 };
 
+struct SubmitRecord {    // a message its application submitted (accepted by the engine)
+  core::NodeId sender;
+  int incarnation;
+  uint64_t msg_id;
+  int64_t virtual_ns;
+};
+
+struct DecisionRecord {  // otfp: an instance a node decided, and in which ballot
+  core::NodeId node;
+  int incarnation;
+  int64_t instance;
+  uint32_t ballot;
+  uint64_t mask;
+  uint64_t digest;
+};
+
+struct FinalState {      // each node at the end of the run
+  bool alive = false;
+  int64_t low = -1;      // otfp: lowest instance not delivered (-1: down, or mars)
+  size_t queued = 0;     // messages still in its queue
+};
+
 struct UndeliveredRecord {
   core::NodeId sender;
   int incarnation;
@@ -62,6 +84,9 @@ struct Records {
   std::vector<UndeliveredRecord> undelivered;
   std::vector<NodeLife> lives;
   std::vector<InjectedFault> faults;
+  std::vector<SubmitRecord> submitted;
+  std::vector<DecisionRecord> decisions;
+  std::vector<FinalState> final_state;
   int64_t end_ns = 0;
   int64_t final_turn_seq = 0;
   uint64_t frames_sent = 0;
@@ -70,7 +95,13 @@ struct Records {
   uint64_t copies_duplicated = 0;
   uint64_t frames_rejected_crc = 0;
   core::NodeCounters engine_totals;  // summed over every incarnation at its end (crash or run end)
-  uint64_t torn_tails = 0;           // crashes that lost unsent log records
+  uint64_t torn_tails = 0;           // crashes that left part of the unsynced records
+  uint64_t crashes = 0;
+  uint64_t stalls = 0;
+  uint64_t syncs = 0;
+  uint64_t frames_held_for_log = 0;  // frames that waited for their records to be durable
+  uint64_t rx_backlog_dropped = 0;   // frames a frozen node's RX ring could not hold
+  int64_t faults_end_ns = 0;         // the drain starts here
 };
 
 }  // namespace tob::sim

@@ -59,7 +59,31 @@ struct Scenario {
   bool crashes = true;
   int64_t fault_spacing_cycles = 3;
   std::vector<Fault> faults;        // explicit faults (scenario tests)
-  double torn_tail = 0;             // otfp: a crash loses the log records no sent frame used
+
+  // otfp's fault model, beyond the mars hypothesis (docs/simulator.md "otfp fault model").
+  // Crashes: per live node and cycle, a crash at a random instant of the next cycle (half of them
+  // right after the node's own turn began: between its log write and its frame), while fewer
+  // than `crash_down_max` nodes are down; back after restart_cycles_min..max cycles, or never
+  // with probability crash_permanent.
+  double crash_rate = 0;
+  int crash_down_max = 1;
+  int64_t restart_cycles_min = 1;
+  int64_t restart_cycles_max = 12;
+  double crash_permanent = 0;
+  // The acceptor log: each sync takes fsync_ns_min..max; a frame leaves only once the records
+  // emitted before it are durable, and the engine hears of durability when the sync completes.
+  int64_t fsync_ns_min = 0;
+  int64_t fsync_ns_max = 0;
+  double torn_tail = 0;             // a crash keeps a random prefix of the unsynced records (else none)
+  // Driver stalls: per live node and cycle, its whole loop (engine, TX, RX, disk completions)
+  // freezes for 1..stall_cycles_max cycles; frames that arrive meanwhile wait in its RX ring.
+  double stall_rate = 0;
+  int64_t stall_cycles_max = 20;
+  // Clocks: per node rate error uniform in [-drift_ppm_max, drift_ppm_max] (besides the offset).
+  double drift_ppm_max = 0;
+  // Drain: after `cycles`, this many more without new faults, loss or submissions, so that what
+  // is not yet delivered gets the time to be (the checker then judges every instance).
+  int64_t drain_cycles = 0;
 
   // Workload: each node submits Poisson-ish `load` messages per cycle.
   double load = 2.0;

@@ -14,6 +14,7 @@ namespace tob::sim {
 namespace {
 
 constexpr size_t kTraceRing = 256;
+constexpr size_t kRxBacklogMax = 2048;  // a frozen node's RX ring (descriptors)
 
 std::string fmt(const char* f, ...) __attribute__((format(printf, 1, 2)));
 std::string fmt(const char* f, ...) {
@@ -81,7 +82,8 @@ Simulator::Simulator(const Scenario& scenario, core::Schedule schedule)
       schedule_(std::move(schedule)),
       rng_(scenario.seed),
       net_rng_(scenario.seed ^ 0x6E65740000000000ull),
-      load_rng_(scenario.seed ^ 0x6C6F616400000000ull) {}
+      load_rng_(scenario.seed ^ 0x6C6F616400000000ull),
+      fault_rng_(scenario.seed ^ 0x6661756C74000000ull) {}
 
 core::NodeConfig Simulator::node_config(int i) const {
   core::NodeConfig c = scenario_.node_template;
@@ -135,23 +137,55 @@ void Simulator::release_frame(uint32_t idx) {
   if (--pool_refs_[idx] == 0) pool_free_.push_back(idx);
 }
 
+// --- Clocks: a node reads t + offset + t * drift ------------------------------------------
+
+int64_t Simulator::local_ns(const SimNode& sn, int64_t t) const {
+  return t + sn.offset_ns + static_cast<int64_t>(static_cast<long double>(t) * sn.drift);
+}
+
+int64_t Simulator::global_ns(const SimNode& sn, int64_t local) const {
+  // The first virtual instant at which the node's clock reads `local` or more.
+  auto g = static_cast<int64_t>(static_cast<long double>(local - sn.offset_ns) / (1.0L + sn.drift));
+  while (local_ns(sn, g) < local) ++g;
+  while (local_ns(sn, g - 1) >= local) --g;
+  return g;
+}
+
+// --- Nodes --------------------------------------------------------------------------------
+
+void Simulator::decided(core::NodeId node, int64_t instance, uint32_t ballot, const core::OtfpValue& value) {
+  records_.decisions.push_back({node, nodes_[node].incarnation, instance, ballot, value.mask, value.digest});
+  if (trace_file_ != nullptr)
+    trace(fmt("node %d decides instance %" PRId64 " ballot %08x mask %016" PRIx64, node, instance, ballot, value.mask));
+}
+
+void Simulator::round_started(core::NodeId node, uint32_t ballot, int64_t low) {
+  if (trace_file_ != nullptr) trace(fmt("node %d starts round %08x from instance %" PRId64, node, ballot, low));
+}
+
+void Simulator::activated(core::NodeId node, uint32_t ballot, int64_t activation) {
+  if (trace_file_ != nullptr) trace(fmt("node %d activates %08x from instance %" PRId64, node, ballot, activation));
+}
+
 void Simulator::start_node(int i, int64_t now) {
   SimNode& sn = nodes_[static_cast<size_t>(i)];
   core::NodeConfig c = node_config(i);
   c.first_msg_id = sn.next_msg_id;
   // Like the daemon, cut a torn tail off before appending: later records must not hide behind it.
   sn.log.resize(core::otfp_log_valid_bytes(sn.log));
-  sn.log_sent_upto = std::min(sn.log_sent_upto, sn.log.size());
-  sn.persisted = 0;
-  sn.durable = 0;
+  sn.log_base = sn.log.size();
+  sn.log_durable = sn.log.size();
+  sn.syncing = false;
   auto node = core::make_engine(scenario_.order, c, sn.log);
   TOB_ASSERT(node.ok());  // validated in create(); the log is ours
   sn.node = std::move(node.value());
+  if (scenario_.order == core::Order::otfp) static_cast<core::OtfpNode*>(sn.node.get())->set_observer(this);
   sn.alive = true;
+  sn.frozen_until = INT64_MIN;
   sn.last_turn_seq = -1;
   std::fill(std::begin(sn.burst), std::end(sn.burst), false);
   trace(fmt("%" PRId64 " node %d start incarnation %d", now, i, sn.incarnation));
-  sn.node->on_time(now + sn.offset_ns);
+  sn.node->on_time(local_ns(sn, now));
   after_call(i, now);
 }
 
@@ -159,17 +193,20 @@ void Simulator::after_call(int i, int64_t now) {
   handle_actions(i, now);
   SimNode& sn = nodes_[static_cast<size_t>(i)];
   if (!sn.alive) return;
-  // The records are durable as soon as they are written: the engine hears so at once.
-  while (sn.durable < sn.persisted) {
-    sn.durable = sn.persisted;
-    sn.node->on_durable(sn.durable);
-    handle_actions(i, now);
+  if (scenario_.fsync_ns_max == 0) {
+    // Durable as soon as written: the engine hears so at once.
+    while (sn.log_durable < sn.log.size()) {
+      sn.log_durable = sn.log.size();
+      sn.node->on_durable(sn.log_durable - sn.log_base);
+      handle_actions(i, now);
+    }
+  } else if (!sn.syncing && sn.log_durable < sn.log.size()) {
+    start_sync(i, now);
   }
-  const int64_t at = sn.node->next_deadline_ns() - sn.offset_ns;
+  const int64_t at = global_ns(sn, sn.node->next_deadline_ns());
   if (at != sn.timer_at) {
     sn.timer_at = at;
-    push({std::max(at, now), 0, EvType::timer, static_cast<uint8_t>(i), 0, sn.incarnation, 0,
-          ++sn.timer_gen});
+    push({std::max(at, now), 0, EvType::timer, static_cast<uint8_t>(i), 0, sn.incarnation, 0, ++sn.timer_gen});
   }
 }
 
@@ -179,10 +216,8 @@ void Simulator::handle_actions(int i, int64_t now) {
   const auto id = static_cast<core::NodeId>(i);
   // The log first: records reach stable storage before the frames that depend on them leave.
   sn.log.insert(sn.log.end(), a.persist.begin(), a.persist.end());
-  sn.persisted += a.persist.size();
   for (const core::TxFrame& tx : a.tx) {
-    const uint32_t f = store_frame(tx.bytes);
-    push({tx.tx_ns - sn.offset_ns, 0, EvType::transmit, id, tx.copy, sn.incarnation, f, sn.log.size()});
+    hold_or_send(i, tx, store_frame(tx.bytes));
     if (tx.copy != 0) continue;
     // Record the messages that leave in this frame (validity and no-silent-loss checks).
     const core::DecodeResult d = core::decode_frame(tx.bytes);
@@ -216,6 +251,46 @@ void Simulator::handle_actions(int i, int64_t now) {
     records_.undelivered.push_back({id, sn.incarnation, u});
 }
 
+// --- The acceptor log's storage -------------------------------------------------------------
+
+void Simulator::hold_or_send(int i, const core::TxFrame& tx, uint32_t frame) {
+  SimNode& sn = nodes_[static_cast<size_t>(i)];
+  const int64_t at = global_ns(sn, tx.tx_ns);
+  if (sn.log_durable >= sn.log.size() || scenario_.fsync_ns_max == 0) {
+    push({at, 0, EvType::transmit, static_cast<uint8_t>(i), tx.copy, sn.incarnation, frame, 0});
+    return;
+  }
+  sn.held.push_back({at, sn.log.size(), frame, tx.copy});
+  ++records_.frames_held_for_log;
+}
+
+void Simulator::start_sync(int i, int64_t now) {
+  SimNode& sn = nodes_[static_cast<size_t>(i)];
+  sn.syncing = true;
+  const int64_t took = rng_.range(scenario_.fsync_ns_min, scenario_.fsync_ns_max);
+  // gen: the log bytes this sync makes durable (everything written when it started).
+  push({now + took, 0, EvType::synced, static_cast<uint8_t>(i), 0, sn.incarnation, 0, sn.log.size()});
+}
+
+void Simulator::on_synced(const Ev& e) {
+  SimNode& sn = nodes_[e.node];
+  if (!sn.alive || e.incarnation != sn.incarnation) return;
+  sn.syncing = false;
+  ++records_.syncs;
+  sn.log_durable = std::max(sn.log_durable, static_cast<size_t>(e.gen));
+  // The disk completes even while the node is frozen; the frames and the engine wait for the thaw.
+  if (frozen(sn, e.t)) return;
+  std::erase_if(sn.held, [&](const HeldFrame& h) {
+    if (h.needs > sn.log_durable) return false;
+    push({std::max(h.tx_ns, e.t), 0, EvType::transmit, e.node, h.copy, sn.incarnation, h.frame, 0});
+    return true;
+  });
+  sn.node->on_durable(sn.log_durable - sn.log_base);
+  after_call(e.node, e.t);
+}
+
+// --- Events -------------------------------------------------------------------------------
+
 bool Simulator::copy_lost(int from, int to) {
   const Scenario& s = scenario_;
   if (s.loss == 0 && s.burst == 0) return false;
@@ -231,13 +306,27 @@ bool Simulator::copy_lost(int from, int to) {
   return false;
 }
 
+void Simulator::on_timer(const Ev& e) {
+  SimNode& sn = nodes_[e.node];
+  if (!sn.alive || e.incarnation != sn.incarnation || e.gen != sn.timer_gen) return;
+  sn.timer_at = INT64_MAX;
+  if (frozen(sn, e.t)) return;  // the thaw calls it
+  sn.node->on_time(local_ns(sn, e.t));
+  after_call(e.node, e.t);
+}
+
 void Simulator::on_transmit(const Ev& e) {
   SimNode& sender = nodes_[e.node];
   if (!sender.alive || sender.incarnation != e.incarnation) {  // crashed before the instant
     release_frame(e.frame);
     return;
   }
-  sender.log_sent_upto = std::max(sender.log_sent_upto, static_cast<size_t>(e.gen));
+  if (frozen(sender, e.t)) {  // its TX is frozen too: the frame leaves late
+    Ev later = e;
+    later.t = sender.frozen_until;
+    push(later);
+    return;
+  }
   ++records_.frames_sent;
   const std::vector<uint8_t> bytes = pool_[e.frame];
   release_frame(e.frame);
@@ -245,15 +334,16 @@ void Simulator::on_transmit(const Ev& e) {
   TOB_ASSERT(d.ok());
   const auto cycle = static_cast<int64_t>(d.view.header.cycle);
   const int last_copy = schedule_.sends_per_slot() - 1;
+  const bool quiet = draining(e.t);  // the drain's network loses, corrupts and duplicates nothing
   // Exactly one copy of the pair lost to everybody (masked by send-twice).
   const bool drop_this_copy =
-      scenario_.single_copy_loss > 0 &&
+      !quiet && scenario_.single_copy_loss > 0 &&
       net_rng_.chance(scenario_.single_copy_loss) && e.peer == (cycle % 2 == 0 ? 0 : last_copy);
 
   for (int to = 0; to < scenario_.nodes; ++to) {
     if (to == e.node) continue;
-    bool lost = drop_this_copy || copy_lost(e.node, to);
-    bool corrupt = net_rng_.chance(scenario_.corrupt);
+    bool lost = drop_this_copy || (!quiet && copy_lost(e.node, to));
+    bool corrupt = !quiet && net_rng_.chance(scenario_.corrupt);
     int64_t arrive = e.t + scenario_.delay_ns +
                      (scenario_.jitter_ns > 0 ? net_rng_.range(0, scenario_.jitter_ns) : 0);
     for (const Fault& f : frame_faults_) {
@@ -283,7 +373,7 @@ void Simulator::on_transmit(const Ev& e) {
       ++records_.copies_lost;
       continue;
     }
-    const int copies = net_rng_.chance(scenario_.dup) ? 2 : 1;
+    const int copies = !quiet && net_rng_.chance(scenario_.dup) ? 2 : 1;
     if (copies == 2) ++records_.copies_duplicated;
     for (int k = 0; k < copies; ++k) {
       uint32_t f = store_frame(bytes);
@@ -305,13 +395,22 @@ void Simulator::on_arrive(const Ev& e) {
     release_frame(e.frame);
     return;
   }
+  if (frozen(sn, e.t)) {  // waits in the RX ring, which holds so many frames
+    if (sn.backlog.size() < kRxBacklogMax) {
+      sn.backlog.push_back(e.frame);
+    } else {
+      ++records_.rx_backlog_dropped;
+      release_frame(e.frame);
+    }
+    return;
+  }
   const core::DecodeResult d = core::decode_frame(pool_[e.frame]);
   if (!d.ok()) {
     ++records_.frames_rejected_crc;
     release_frame(e.frame);
     return;
   }
-  sn.node->on_frame(d.view, e.t + sn.offset_ns);
+  sn.node->on_frame(d.view, local_ns(sn, e.t));
   release_frame(e.frame);
   after_call(e.node, e.t);
 }
@@ -326,20 +425,94 @@ void Simulator::schedule_submit(int i, int64_t now) {
 
 void Simulator::on_submit(const Ev& e) {
   SimNode& sn = nodes_[e.node];
+  if (draining(e.t)) return;  // the drain submits nothing new
   schedule_submit(e.node, e.t);
-  if (!sn.alive) return;
+  if (!sn.alive || frozen(sn, e.t)) return;  // a frozen node's application is frozen too
   uint8_t payload[65535];
   const auto len = static_cast<size_t>(load_rng_.range(scenario_.payload_min, scenario_.payload_max));
   fill_payload({payload, len}, e.node, sn.next_msg_id);
-  const core::SubmitResult r = sn.node->submit(0, {payload, len}, e.t + sn.offset_ns);
+  const core::SubmitResult r = sn.node->submit(0, {payload, len}, local_ns(sn, e.t));
   NodeLife& life = records_.lives[e.node];
   if (r.status == core::SubmitStatus::ok) {
     TOB_ASSERT(r.msg_id == sn.next_msg_id);
+    records_.submitted.push_back({e.node, sn.incarnation, sn.next_msg_id, e.t});
     ++sn.next_msg_id;
     ++life.submitted;
   } else {
     ++life.refused;
   }
+}
+
+void Simulator::on_crash(const Ev& e) {
+  const Scenario& s = scenario_;
+  SimNode& sn = nodes_[e.node];
+  if (!sn.alive) return;
+  sn.alive = false;
+  add_counters(sn.node->counters());
+  sn.node.reset();
+  for (const HeldFrame& h : sn.held) release_frame(h.frame);  // never left
+  sn.held.clear();
+  for (uint32_t f : sn.backlog) release_frame(f);
+  sn.backlog.clear();
+  sn.frozen_until = INT64_MIN;
+  // The records not yet synced are lost, or a torn write keeps a random prefix of them.
+  if (sn.log.size() > sn.log_durable) {
+    size_t keep = sn.log_durable;
+    if (s.torn_tail > 0 && rng_.chance(s.torn_tail)) {
+      keep = static_cast<size_t>(rng_.range(static_cast<int64_t>(sn.log_durable), static_cast<int64_t>(sn.log.size())));
+      ++records_.torn_tails;
+    }
+    sn.log.resize(keep);
+  }
+  ++records_.crashes;
+  NodeLife& life = records_.lives[e.node];
+  life.crashed = true;
+  life.crash_ns.push_back(e.t);
+  trace(fmt("%" PRId64 " node %d crash", e.t, e.node));
+  if (e.gen > 0) {
+    push({e.t + static_cast<int64_t>(e.gen) * s.cycle_ns, 0, EvType::restart, e.node, 0, 0, 0, 0});
+  } else {
+    sn.down_planned = true;  // down for good
+  }
+}
+
+void Simulator::on_freeze(const Ev& e) {
+  SimNode& sn = nodes_[e.node];
+  if (!sn.alive || e.incarnation != sn.incarnation || frozen(sn, e.t)) return;
+  sn.frozen_until = e.t + static_cast<int64_t>(e.gen);
+  ++records_.stalls;
+  trace(fmt("%" PRId64 " node %d frozen for %" PRIu64 " ns", e.t, e.node, e.gen));
+  push({sn.frozen_until, 0, EvType::thaw, e.node, 0, sn.incarnation, 0, 0});
+}
+
+void Simulator::on_thaw(const Ev& e) {
+  SimNode& sn = nodes_[e.node];
+  if (!sn.alive || e.incarnation != sn.incarnation) return;
+  sn.frozen_until = INT64_MIN;
+  trace(fmt("%" PRId64 " node %d thaws (%zu frames waiting)", e.t, e.node, sn.backlog.size()));
+  // Its loop runs again: the clock first, then what its RX ring holds, then the disk's news.
+  sn.node->on_time(local_ns(sn, e.t));
+  handle_actions(e.node, e.t);
+  std::vector<uint32_t> backlog;
+  backlog.swap(sn.backlog);
+  for (uint32_t f : backlog) {
+    const core::DecodeResult d = core::decode_frame(pool_[f]);
+    if (d.ok()) {
+      sn.node->on_frame(d.view, local_ns(sn, e.t));
+      handle_actions(e.node, e.t);
+    } else {
+      ++records_.frames_rejected_crc;
+    }
+    release_frame(f);
+    if (!sn.alive) return;
+  }
+  std::erase_if(sn.held, [&](const HeldFrame& h) {
+    if (h.needs > sn.log_durable) return false;
+    push({std::max(h.tx_ns, e.t), 0, EvType::transmit, e.node, h.copy, sn.incarnation, h.frame, 0});
+    return true;
+  });
+  if (sn.log_durable > sn.log_base) sn.node->on_durable(sn.log_durable - sn.log_base);
+  after_call(e.node, e.t);
 }
 
 void Simulator::inject(const Fault& f, int64_t now) {
@@ -362,6 +535,13 @@ void Simulator::on_fault_tick(const Ev& e) {
   std::erase_if(frame_faults_, [&](const Fault& f) {
     return f.kind != FaultKind::link_down && f.cycle < cycle - 1;
   });
+  if (cycle + 1 >= scenario_.cycles) return;  // nothing new in the drain
+  random_mars_fault(cycle, e.t);
+  random_crashes(cycle, e.t);
+  random_stalls(cycle, e.t);
+}
+
+void Simulator::random_mars_fault(int64_t cycle, int64_t now) {
   if (cycle - last_fault_cycle_ < scenario_.fault_spacing_cycles) return;
   if (!rng_.chance(scenario_.fault_rate)) return;
   Fault f{};
@@ -383,9 +563,47 @@ void Simulator::on_fault_tick(const Ev& e) {
       f.restart_after_cycles = rng_.range(2, 8);
     }
   }
-  inject(f, e.t);
+  inject(f, now);
   // One failure in two cycles; a crash's restart (a join) is spaced like a failure too.
   last_fault_cycle_ = f.cycle + (f.kind == FaultKind::crash ? f.restart_after_cycles + 1 : 0);
+}
+
+void Simulator::random_crashes(int64_t cycle, int64_t now) {
+  const Scenario& s = scenario_;
+  if (s.crash_rate <= 0) return;
+  int down = 0;
+  for (const SimNode& sn : nodes_) down += (!sn.alive || sn.down_planned) ? 1 : 0;
+  for (int i = 0; i < s.nodes && down < s.crash_down_max; ++i) {
+    SimNode& sn = nodes_[static_cast<size_t>(i)];
+    if (!sn.alive || sn.down_planned || !fault_rng_.chance(s.crash_rate)) continue;
+    Fault f{FaultKind::crash, cycle + 1, static_cast<core::NodeId>(i)};
+    // Half of them right after its own turn began: its records written, its frame not yet out.
+    const auto self = static_cast<core::NodeId>(i);
+    if (fault_rng_.chance(0.5)) {
+      const int64_t turn = schedule_.membership_point_ns(cycle + 1, self) - schedule_.cycle_start_ns(cycle + 1);
+      const int64_t margin = schedule_.transmit_ns(cycle + 1, self) - schedule_.membership_point_ns(cycle + 1, self);
+      f.offset_ns = turn + fault_rng_.range(0, std::max<int64_t>(margin, 1));
+    } else {
+      f.offset_ns = fault_rng_.range(0, s.cycle_ns - 1);
+    }
+    f.restart_after_cycles = fault_rng_.chance(s.crash_permanent) ? 0 : fault_rng_.range(s.restart_cycles_min, s.restart_cycles_max);
+    sn.down_planned = true;  // counted as down until it is back
+    ++down;
+    inject(f, now);
+  }
+}
+
+void Simulator::random_stalls(int64_t cycle, int64_t now) {
+  const Scenario& s = scenario_;
+  if (s.stall_rate <= 0) return;
+  (void)now;
+  for (int i = 0; i < s.nodes; ++i) {
+    SimNode& sn = nodes_[static_cast<size_t>(i)];
+    if (!sn.alive || !fault_rng_.chance(s.stall_rate)) continue;
+    const int64_t at = schedule_.cycle_start_ns(cycle + 1) + fault_rng_.range(0, s.cycle_ns - 1);
+    const int64_t len = fault_rng_.range(1, s.stall_cycles_max) * s.cycle_ns - fault_rng_.range(0, s.cycle_ns / 2);
+    push({at, 0, EvType::freeze, static_cast<uint8_t>(i), 0, sn.incarnation, 0, static_cast<uint64_t>(len)});
+  }
 }
 
 void Simulator::run() {
@@ -394,65 +612,57 @@ void Simulator::run() {
   nodes_.resize(static_cast<size_t>(s.nodes));
   records_ = Records{};
   records_.lives.assign(static_cast<size_t>(s.nodes), NodeLife{});
+  records_.faults_end_ns = schedule_.cycle_start_ns(s.cycles);
   for (int i = 0; i < s.nodes; ++i) {
     SimNode& sn = nodes_[static_cast<size_t>(i)];
     sn.offset_ns = s.clock_offset_ns_max > 0 ? rng_.range(-s.clock_offset_ns_max, s.clock_offset_ns_max) : 0;
+    if (s.drift_ppm_max > 0) sn.drift = (fault_rng_.uniform() * 2 - 1) * s.drift_ppm_max * 1e-6;
     const int64_t start = s.start_stagger_ns > 0 ? rng_.range(0, s.start_stagger_ns) : 0;
     push({start, 0, EvType::restart, static_cast<uint8_t>(i), 0, 0, 0, 0});
     schedule_submit(i, start);
   }
   for (const Fault& f : s.faults) inject(f, 0);
-  if (s.fault_rate > 0) push({0, 0, EvType::fault_tick, 0, 0, 0, 0, 0});
+  if (s.fault_rate > 0 || s.crash_rate > 0 || s.stall_rate > 0)
+    push({0, 0, EvType::fault_tick, 0, 0, 0, 0, 0});
 
-  const int64_t end_ns = schedule_.cycle_start_ns(s.cycles);
+  const int64_t end_ns = schedule_.cycle_start_ns(s.cycles + s.drain_cycles);
   while (!queue_.empty() && queue_.top().t <= end_ns) {
     const Ev e = queue_.top();
     queue_.pop();
     SimNode& sn = nodes_[e.node];
     switch (e.type) {
-      case EvType::timer:
-        if (!sn.alive || e.incarnation != sn.incarnation || e.gen != sn.timer_gen) break;
-        sn.timer_at = INT64_MAX;
-        sn.node->on_time(e.t + sn.offset_ns);
-        after_call(e.node, e.t);
-        break;
+      case EvType::timer: on_timer(e); break;
       case EvType::transmit: on_transmit(e); break;
       case EvType::arrive: on_arrive(e); break;
       case EvType::submit: on_submit(e); break;
       case EvType::fault_tick: on_fault_tick(e); break;
-      case EvType::crash: {
-        if (!sn.alive) break;
-        sn.alive = false;
-        add_counters(sn.node->counters());
-        sn.node.reset();
-        // A torn write loses what no transmitted frame depended on (the rest was synced).
-        if (s.torn_tail > 0 && sn.log.size() > sn.log_sent_upto && rng_.chance(s.torn_tail)) {
-          sn.log.resize(static_cast<size_t>(rng_.range(static_cast<int64_t>(sn.log_sent_upto),
-                                                       static_cast<int64_t>(sn.log.size()) - 1)));
-          ++records_.torn_tails;
-        }
-        NodeLife& life = records_.lives[e.node];
-        life.crashed = true;
-        life.crash_ns.push_back(e.t);
-        trace(fmt("%" PRId64 " node %d crash", e.t, e.node));
-        if (e.gen > 0)
-          push({e.t + static_cast<int64_t>(e.gen) * s.cycle_ns, 0, EvType::restart, e.node, 0, 0, 0, 0});
-        break;
-      }
+      case EvType::synced: on_synced(e); break;
+      case EvType::freeze: on_freeze(e); break;
+      case EvType::thaw: on_thaw(e); break;
+      case EvType::crash: on_crash(e); break;
       case EvType::restart:
         if (sn.alive) break;
         if (sn.node != nullptr || records_.lives[e.node].crashed) {
           ++sn.incarnation;
           ++records_.lives[e.node].incarnations;
         }
+        sn.down_planned = false;
         start_node(e.node, e.t);
         break;
     }
   }
   records_.end_ns = end_ns;
   records_.final_turn_seq = schedule_.next_turn_after(end_ns).seq - 1;
-  for (const SimNode& sn : nodes_)
-    if (sn.alive && sn.node != nullptr) add_counters(sn.node->counters());
+  records_.final_state.assign(static_cast<size_t>(s.nodes), FinalState{});
+  for (int i = 0; i < s.nodes; ++i) {
+    const SimNode& sn = nodes_[static_cast<size_t>(i)];
+    if (!sn.alive || sn.node == nullptr) continue;
+    add_counters(sn.node->counters());
+    FinalState& f = records_.final_state[static_cast<size_t>(i)];
+    f.alive = true;
+    f.queued = sn.node->queued();
+    if (s.order == core::Order::otfp) f.low = static_cast<const core::OtfpNode*>(sn.node.get())->lowest_undelivered();
+  }
 }
 
 void Simulator::add_counters(const core::NodeCounters& c) {
@@ -470,6 +680,8 @@ void Simulator::add_counters(const core::NodeCounters& c) {
   t.gaps += c.gaps;
   t.persist_records += c.persist_records;
   t.msgs_delivered += c.msgs_delivered;
+  t.votes_abstained += c.votes_abstained;
+  t.decision_conflicts += c.decision_conflicts;
 }
 
 }  // namespace tob::sim

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/node.h"
+#include "core/otfp_node.h"
 #include "core/result.h"
 #include "sim/records.h"
 #include "sim/rng.h"
@@ -20,7 +21,7 @@
 
 namespace tob::sim {
 
-class Simulator {
+class Simulator : private core::OtfpObserver {
  public:
   static core::Result<Simulator> create(const Scenario& scenario);
 
@@ -33,9 +34,10 @@ class Simulator {
   std::vector<std::string> recent_trace() const;
   // Inspect a node after the run (nullptr when crashed).
   const core::Engine* node(int i) const;
+  // The engines call the simulator back (decisions): it must not move while it runs.
 
  private:
-  enum class EvType : uint8_t { timer, transmit, arrive, submit, crash, restart, fault_tick };
+  enum class EvType : uint8_t { timer, transmit, arrive, submit, crash, restart, fault_tick, synced, freeze, thaw };
   struct Ev {
     int64_t t;
     uint64_t order;
@@ -47,34 +49,62 @@ class Simulator {
     uint64_t gen;
     bool operator>(const Ev& o) const { return t != o.t ? t > o.t : order > o.order; }
   };
+  struct HeldFrame {               // a frame waiting for the records emitted before it
+    int64_t tx_ns;                 // virtual time it was due
+    size_t needs;                  // log bytes that must be durable first
+    uint32_t frame;
+    uint8_t copy;
+  };
   struct SimNode {
     std::unique_ptr<core::Engine> node;
-    std::vector<uint8_t> log;      // otfp: the acceptor log, survives crashes
-    size_t log_sent_upto = 0;      // log bytes that a transmitted frame depended on
-    uint64_t persisted = 0;        // record bytes this incarnation's engine emitted
-    uint64_t durable = 0;          // ... and that the simulated disk made durable
+    std::vector<uint8_t> log;      // otfp: the acceptor log file, survives crashes
+    size_t log_base = 0;           // log bytes before this incarnation's first record
+    size_t log_durable = 0;        // log bytes on stable storage
+    bool syncing = false;
+    std::vector<HeldFrame> held;
     bool alive = false;
     int incarnation = 0;
     int64_t offset_ns = 0;
+    double drift = 0;              // rate error (ppm / 1e6)
+    int64_t frozen_until = INT64_MIN;
+    std::vector<uint32_t> backlog; // frames received while frozen, in order
     uint64_t next_msg_id = 0;
     uint64_t timer_gen = 0;
     int64_t timer_at = INT64_MAX;
     int64_t last_turn_seq = -1;
     int ordinal = 0;
+    bool down_planned = false;     // a crash is scheduled or it is down (crash process)
     bool burst[core::kMaxNodes] = {};
   };
 
   Simulator(const Scenario& scenario, core::Schedule schedule);
+  void decided(core::NodeId node, int64_t instance, uint32_t ballot, const core::OtfpValue& value) override;
+  void round_started(core::NodeId node, uint32_t ballot, int64_t low) override;
+  void activated(core::NodeId node, uint32_t ballot, int64_t activation) override;
   void push(Ev e);
   void start_node(int i, int64_t now);
   void after_call(int i, int64_t now);
   void handle_actions(int i, int64_t now);
+  void hold_or_send(int i, const core::TxFrame& tx, uint32_t frame);
+  void start_sync(int i, int64_t now);
+  void on_synced(const Ev& e);
+  void on_timer(const Ev& e);
   void on_transmit(const Ev& e);
   void on_arrive(const Ev& e);
   void on_submit(const Ev& e);
+  void on_crash(const Ev& e);
+  void on_freeze(const Ev& e);
+  void on_thaw(const Ev& e);
   void on_fault_tick(const Ev& e);
+  void random_mars_fault(int64_t cycle, int64_t now);
+  void random_crashes(int64_t cycle, int64_t now);
+  void random_stalls(int64_t cycle, int64_t now);
   void schedule_submit(int i, int64_t now);
   void inject(const Fault& f, int64_t now);
+  bool frozen(const SimNode& sn, int64_t t) const { return t < sn.frozen_until; }
+  bool draining(int64_t t) const { return t >= records_.faults_end_ns; }
+  int64_t local_ns(const SimNode& sn, int64_t t) const;
+  int64_t global_ns(const SimNode& sn, int64_t local) const;
   bool copy_lost(int from, int to);
   uint32_t store_frame(std::span<const uint8_t> bytes);
   void release_frame(uint32_t idx);
@@ -87,6 +117,7 @@ class Simulator {
   Rng rng_;
   Rng net_rng_;
   Rng load_rng_;
+  Rng fault_rng_;
   std::priority_queue<Ev, std::vector<Ev>, std::greater<>> queue_;
   uint64_t order_ = 0;
   std::vector<SimNode> nodes_;

@@ -31,7 +31,7 @@ sys.path.insert(0, str(REPO / "scripts"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from cluster_test import GOOD_INI, run_daemon  # noqa: E402
 from harness import check, run_suite  # noqa: E402
-from tobclient import cluster as run_cluster, common_window, order_conflicts, read_deliveries, telemetry  # noqa: E402
+from tobclient import Msg, cluster as run_cluster, common_window, order_conflicts, read_deliveries, telemetry  # noqa: E402
 from tobclient import wait_for  # noqa: E402
 
 BUILD = Path(os.environ.get("TOB_BUILD_DIR", REPO / "build"))
@@ -42,25 +42,66 @@ NODES = 4
 GEN_RATE = 20
 GEN_COUNT = 700  # 35 s of load per node: the whole scenario runs while they generate
 LOSS = 0.05
-ENV = dict(os.environ, TOB_RUN_DIR=str(RUN), TOB_CYCLE_NS=str(CYCLE_NS), TOB_BUILD_DIR=str(BUILD),
-           TOB_ORDER="otfp", TOB_DURABILITY="sync", TOB_STATUS_INTERVAL="2",
-           TOB_DAEMON_ARGS=f"--gen-rate {GEN_RATE} --gen-size 48 --gen-count {GEN_COUNT} --drop-rx {LOSS}")
-
-
-def cluster(*args: str, check_rc: bool = True) -> subprocess.CompletedProcess[str]:
-    return run_cluster(ENV, *args, check=check_rc)
-
-
-def deliveries(k: int) -> list[tuple[int, int]]:
-    return read_deliveries(RUN / f"node{k}.deliveries")
 
 
 def stats(k: int) -> dict:
     return telemetry(k, "/tob/stats")
 
 
-def pid_of(k: int) -> int:
-    return int((RUN / f"node{k}.pid").read_text())
+class OtfpCluster:
+    """The netns cluster with `--order otfp` (scripts/cluster.sh), shared by the otfp tests: acceptor
+    logs with durability sync, every node dropping `loss` of the cluster frames it receives and
+    generating `gen_count` messages at GEN_RATE; the nodes' files under `run`."""
+
+    def __init__(self, run: Path, loss: float, gen_count: int = GEN_COUNT) -> None:
+        self.run = run
+        self.env = dict(os.environ, TOB_RUN_DIR=str(run), TOB_CYCLE_NS=str(CYCLE_NS), TOB_BUILD_DIR=str(BUILD),
+                        TOB_ORDER="otfp", TOB_DURABILITY="sync", TOB_STATUS_INTERVAL="2",
+                        TOB_DAEMON_ARGS=f"--gen-rate {GEN_RATE} --gen-size 48 --gen-count {gen_count} --drop-rx {loss}")
+
+    def __call__(self, *args: str, check_rc: bool = True, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+        """scripts/cluster.sh ARGS (with this cluster's environment, or `env`)."""
+        return run_cluster(env or self.env, *args, check=check_rc)
+
+    def deliveries(self, k: int) -> list[Msg]:
+        return read_deliveries(self.run / f"node{k}.deliveries")
+
+    def pid_of(self, k: int) -> int:
+        return int((self.run / f"node{k}.pid").read_text())
+
+    def delivered_once(self, correct: list[int], count: int) -> tuple[dict[int, int], list[str]]:
+        """Exactly-once for the generators of `correct` (nodes that never crashed): waits until each
+        generated its `count` messages and every one of them delivered all the others submitted.
+        Returns the submitted counts and each (node, sender) pair whose delivered count differs."""
+        # node_msgs_submitted is published with the status line, control_generated at once: wait
+        # for both, or the count read may be one status interval old.
+        wait_for(lambda: all(stats(k)["control_generated"] >= count and stats(k)["node_msgs_submitted"] >= count
+                             for k in correct), 60, "generators done")
+        submitted = {k: stats(k)["node_msgs_submitted"] for k in correct}
+
+        def complete() -> bool:
+            return all(sum(1 for s, _ in self.deliveries(j) if s == k) >= submitted[k] for j in correct for k in correct)
+
+        wait_for(complete, 20, "every message of the correct nodes delivered")
+        time.sleep(1)
+        wrong = []
+        for j in correct:
+            per = Counter(s for s, _ in set(self.deliveries(j)))
+            for k in correct:
+                if per[k] != submitted[k]:
+                    wrong.append(f"node {j} delivered {per[k]} of node {k}'s {submitted[k]}")
+        return submitted, wrong
+
+    def independent_check(self, nodes: list[int]) -> subprocess.CompletedProcess[str]:
+        """tests/sim/check_deliveries.py (integrity, total order; not FIFO) on these nodes' files."""
+        combined = self.run / "all.deliveries"
+        combined.write_text("".join((self.run / f"node{k}.deliveries").read_text() for k in nodes))
+        return subprocess.run([sys.executable, str(REPO / "tests/sim/check_deliveries.py"), "--no-fifo", str(combined)],
+                              text=True, capture_output=True)
+
+
+CLUSTER = OtfpCluster(RUN, LOSS)
+cluster, deliveries, pid_of = CLUSTER, CLUSTER.deliveries, CLUSTER.pid_of
 
 
 def test_missing_storage() -> None:
@@ -149,23 +190,7 @@ def test_cluster() -> None:
 
     # Exactly-once: the generators stop after GEN_COUNT; wait until every survivor delivered
     # everything the correct nodes submitted.
-    # (node_msgs_submitted is published with the status line, control_generated at once: wait
-    # for both, or the count read may be one status interval old.)
-    wait_for(lambda: all(stats(k)["control_generated"] >= GEN_COUNT and stats(k)["node_msgs_submitted"] >= GEN_COUNT
-                         for k in survivors), 60, "generators done")
-    submitted = {k: stats(k)["node_msgs_submitted"] for k in survivors}
-
-    def complete() -> bool:
-        return all(sum(1 for s, _ in deliveries(j) if s == k) >= submitted[k] for j in survivors for k in survivors)
-
-    wait_for(complete, 20, "every message of the correct nodes delivered")
-    time.sleep(1)
-    wrong = []
-    for j in survivors:
-        per = Counter(s for s, _ in set(deliveries(j)))
-        for k in survivors:
-            if per[k] != submitted[k]:
-                wrong.append(f"node {j} delivered {per[k]} of node {k}'s {submitted[k]}")
+    submitted, wrong = CLUSTER.delivered_once(survivors, GEN_COUNT)
     seqs = [deliveries(k) for k in survivors] + [restarted]
     conflict = order_conflicts(seqs)
     check("exactly-once: every message of the correct nodes delivered once by each of them",
@@ -191,10 +216,7 @@ def test_cluster() -> None:
     cluster("down")
     logs = [(RUN / f"node{k}.log").read_text(errors="replace") for k in range(NODES)]
     check("SIGTERM stops every otfp node cleanly", all("dpdk-tob: stopped." in log for log in logs))
-    combined = RUN / "all.deliveries"
-    combined.write_text("".join((RUN / f"node{k}.deliveries").read_text() for k in survivors))
-    p = subprocess.run([sys.executable, str(REPO / "tests/sim/check_deliveries.py"), "--no-fifo", str(combined)],
-                       text=True, capture_output=True)
+    p = CLUSTER.independent_check(survivors)
     check("independent check of the survivors' deliveries (integrity, total order)", p.returncode == 0,
           p.stdout.strip()[-300:])
 

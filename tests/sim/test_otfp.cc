@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "sim/otfp_checker.h"
+#include "sim/otfp_mix.h"
 #include "sim_test_util.h"
 
 using namespace tob::sim;
@@ -105,6 +106,8 @@ TEST_CASE("otfp with torn log tails on every crash keeps agreement and order") {
     s.loss = 0.05;
     s.fault_rate = 0.3;
     s.fault_spacing_cycles = 1;
+    s.fsync_ns_min = s.cycle_ns / 8;  // records wait this long for their sync: a crash tears them
+    s.fsync_ns_max = s.cycle_ns / 2;
     s.torn_tail = 1.0;
     const OtfpRun r = run_otfp(s);
     torn += r.run.rec().torn_tails;
@@ -139,6 +142,7 @@ TEST_CASE("otfp random seeds far outside the mars hypothesis keep every property
     s.fault_spacing_cycles = 1;
     s.clock_offset_ns_max = 20'000;
     s.start_stagger_ns = 2 * s.cycle_ns;
+    s.fsync_ns_max = s.cycle_ns / 4;
     s.torn_tail = 0.3;
     const OtfpRun r = run_otfp(s);
     if (!r.report.ok()) {
@@ -146,7 +150,8 @@ TEST_CASE("otfp random seeds far outside the mars hypothesis keep every property
       FAIL_CHECK("seed " << s.seed << " nodes " << nodes << ": " << violations(r.report)
                          << "replay: tob-sim --order otfp --nodes " << nodes
                          << " --cycles 250 --load 2 --loss 0.05 --dup 0.02 --corrupt 0.01 --fault-rate 0.25"
-                            " --fault-spacing 1 --clock-offset-ns 20000 --torn-tail 0.3 --stagger-ns "
+                            " --fault-spacing 1 --clock-offset-ns 20000 --fsync-ns 0-" << s.cycle_ns / 4
+                         << " --torn-tail 0.3 --stagger-ns "
                          << s.start_stagger_ns << " --seed " << s.seed);
     }
     const auto& t = r.run.rec().engine_totals;
@@ -161,4 +166,73 @@ TEST_CASE("otfp random seeds far outside the mars hypothesis keep every property
   CHECK(delivered > static_cast<uint64_t>(seeds) * 200);
   WARN("otfp seeds " << seeds << ": " << crashes << " crashes, " << delivered << " messages delivered, "
                      << decided << " decisions (" << recovered << " recovered), " << collisions << " collisions");
+}
+
+namespace {
+
+struct MixSweep {
+  long failed = 0;
+  uint64_t crashes = 0, stalls = 0, torn = 0, held = 0, delivered = 0, judged = 0;
+  int64_t latency_max_x1000 = 0;
+};
+
+MixSweep sweep(OtfpMix mix, uint64_t first, long seeds) {
+  MixSweep m;
+  for (long k = 0; k < seeds; ++k) {
+    const Scenario s = otfp_mix(mix, first + static_cast<uint64_t>(k));
+    auto sim = Simulator::create(s);
+    REQUIRE(sim.ok());
+    sim.value().run();
+    const Records& rec = sim.value().records();
+    const CheckReport r = check_otfp(sim.value().schedule(), rec, otfp_mix_params(mix, s));
+    if (!r.ok()) {
+      ++m.failed;
+      FAIL_CHECK("seed " << s.seed << " (" << describe(s) << "): " << violations(r)
+                         << "replay: tob-sim --mix " << to_string(mix) << " --seed " << s.seed);
+    }
+    m.crashes += rec.crashes;
+    m.stalls += rec.stalls;
+    m.torn += rec.torn_tails;
+    m.held += rec.frames_held_for_log;
+    m.delivered += r.stats.messages_delivered;
+    m.judged += r.stats.latency_judged;
+    m.latency_max_x1000 = std::max(m.latency_max_x1000, r.stats.latency_cycles_max_x1000);
+  }
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("otfp hard mix: N - Q down at once at any instant, 0-30% bursty loss, stalls, drift, torn logs") {
+  // docs/simulator.md "otfp mixes": safety on every seed, and after the drain nothing pending.
+  const long seeds = seeds_from_env(5000);
+  const MixSweep m = sweep(OtfpMix::hard, 1, seeds);
+  CHECK(m.failed == 0);
+  // The mix did what it says: crashes, stalls, torn tails and frames waiting for their records.
+  CHECK(m.crashes > static_cast<uint64_t>(seeds));
+  CHECK(m.stalls > static_cast<uint64_t>(seeds) / 2);
+  CHECK(m.torn > static_cast<uint64_t>(seeds) / 2);
+  CHECK(m.held > static_cast<uint64_t>(seeds) * 100);
+  CHECK(m.delivered > static_cast<uint64_t>(seeds) * 200);
+  WARN("otfp hard mix, " << seeds << " seeds: " << m.crashes << " crashes, " << m.stalls << " stalls, " << m.torn
+                         << " torn log tails, " << m.delivered << " messages delivered");
+}
+
+TEST_CASE("otfp liveness: with N - Q down and loss up to 10%, delivered within the stated bound") {
+  const long seeds = seeds_from_env(5000) / 5;
+  const MixSweep m = sweep(OtfpMix::liveness, 1'000'000, seeds);
+  CHECK(m.failed == 0);
+  CHECK(m.crashes > static_cast<uint64_t>(seeds));
+  CHECK(m.judged > static_cast<uint64_t>(seeds) * 200);
+  CHECK(m.latency_max_x1000 <= kOtfpLivenessCycles * 1000);
+  WARN("otfp liveness mix, " << seeds << " seeds: " << m.judged << " messages judged, worst "
+                             << static_cast<double>(m.latency_max_x1000) / 1000.0 << " cycles (bound "
+                             << kOtfpLivenessCycles << ")");
+}
+
+TEST_CASE("otfp chaos: up to N - 1 down at once, 40% loss, frequent stalls: safe, and all delivered once back") {
+  const long seeds = seeds_from_env(5000) / 10;
+  const MixSweep m = sweep(OtfpMix::chaos, 2'000'000, seeds);
+  CHECK(m.failed == 0);
+  CHECK(m.crashes > static_cast<uint64_t>(seeds) * 10);
 }

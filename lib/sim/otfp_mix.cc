@@ -1,0 +1,114 @@
+#include "sim/otfp_mix.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+
+#include "sim/rng.h"
+
+namespace tob::sim {
+
+const char* to_string(OtfpMix m) {
+  switch (m) {
+    case OtfpMix::hard: return "hard";
+    case OtfpMix::liveness: return "liveness";
+    case OtfpMix::chaos: return "chaos";
+  }
+  return "unknown";
+}
+
+bool parse_otfp_mix(std::string_view name, OtfpMix* out) {
+  for (OtfpMix m : {OtfpMix::hard, OtfpMix::liveness, OtfpMix::chaos})
+    if (name == to_string(m)) {
+      *out = m;
+      return true;
+    }
+  return false;
+}
+
+namespace {
+
+double between(Rng& r, double lo, double hi) { return lo + (hi - lo) * r.uniform(); }
+int quorum(int n) { return 2 * n / 3 + 1; }
+
+}  // namespace
+
+Scenario otfp_mix(OtfpMix mix, uint64_t seed) {
+  Rng r(seed ^ 0x6D69780000000000ull);
+  Scenario s;
+  s.seed = seed;
+  s.order = core::Order::otfp;
+  s.nodes = mix == OtfpMix::hard || mix == OtfpMix::chaos ? static_cast<int>(r.range(3, 7)) : static_cast<int>(r.range(4, 7));
+  s.cycle_ns = s.nodes * 250'000;
+  s.cycles = 200;
+  s.drain_cycles = 80;
+  s.node_template.kappa = static_cast<int>(r.range(1, 3));
+  s.load = between(r, 0.5, 4);
+  s.clock_offset_ns_max = r.range(0, 20'000);
+  s.start_stagger_ns = r.range(0, 2 * s.cycle_ns);
+  s.crash_down_max = s.nodes - quorum(s.nodes);
+  s.restart_cycles_min = 1;
+  s.restart_cycles_max = 15;
+  s.torn_tail = 0.5;
+  switch (mix) {
+    case OtfpMix::hard:
+      s.loss = between(r, 0, 0.30);
+      if (r.chance(0.5)) s.burst = between(r, 0, 0.5);
+      s.dup = between(r, 0, 0.05);
+      s.corrupt = between(r, 0, 0.01);
+      s.crash_rate = between(r, 0.005, 0.05);
+      s.crash_permanent = 0.1;
+      s.fsync_ns_max = static_cast<int64_t>(between(r, 0, 0.6) * static_cast<double>(s.cycle_ns));
+      s.stall_rate = between(r, 0, 0.01);
+      s.stall_cycles_max = 20;
+      s.drift_ppm_max = between(r, 0, 100);
+      break;
+    case OtfpMix::liveness:
+      s.loss = between(r, 0, 0.10);
+      s.dup = between(r, 0, 0.02);
+      s.crash_rate = between(r, 0.005, 0.03);
+      s.crash_permanent = 0.1;
+      s.fsync_ns_max = static_cast<int64_t>(between(r, 0, 0.25) * static_cast<double>(s.cycle_ns));
+      s.drift_ppm_max = between(r, 0, 20);
+      break;
+    case OtfpMix::chaos:
+      s.crash_down_max = s.nodes - 1;
+      s.loss = between(r, 0, 0.40);
+      s.burst = between(r, 0, 0.5);
+      s.dup = between(r, 0, 0.1);
+      s.corrupt = between(r, 0, 0.02);
+      s.crash_rate = between(r, 0.01, 0.08);
+      s.fsync_ns_max = static_cast<int64_t>(between(r, 0, 1.0) * static_cast<double>(s.cycle_ns));
+      s.stall_rate = between(r, 0, 0.03);
+      s.stall_cycles_max = 20;
+      s.drift_ppm_max = between(r, 0, 200);
+      break;
+  }
+  s.fsync_ns_min = s.fsync_ns_max / 4;
+  return s;
+}
+
+OtfpCheckParams otfp_mix_params(OtfpMix mix, const Scenario& s) {
+  OtfpCheckParams p;
+  p.kappa = s.node_template.kappa;
+  p.drained = s.drain_cycles > 0;
+  p.tolerance_ns = 2 * s.clock_offset_ns_max + s.delay_ns + s.jitter_ns;
+  if (mix == OtfpMix::liveness) p.liveness_cycles = kOtfpLivenessCycles;
+  return p;
+}
+
+std::string describe(const Scenario& s) {
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                "%d nodes, %" PRId64 "+%" PRId64 " cycles of %" PRId64 " ns, kappa %d, load %.2f; loss %.3f burst %.2f dup %.3f "
+                "corrupt %.4f; crashes %.4f/node/cycle, <= %d down, restart %" PRId64 "-%" PRId64 " cycles (never %.2f); "
+                "fsync %" PRId64 "-%" PRId64 " ns, torn %.2f; stalls %.4f up to %" PRId64 " cycles; drift %.1f ppm, offset %" PRId64
+                " ns",
+                s.nodes, s.cycles, s.drain_cycles, s.cycle_ns, s.node_template.kappa, s.load, s.loss, s.burst, s.dup, s.corrupt,
+                s.crash_rate, s.crash_down_max, s.restart_cycles_min, s.restart_cycles_max, s.crash_permanent,
+                s.fsync_ns_min, s.fsync_ns_max, s.torn_tail, s.stall_rate, s.stall_cycles_max, s.drift_ppm_max,
+                s.clock_offset_ns_max);
+  return buf;
+}
+
+}  // namespace tob::sim
