@@ -74,7 +74,10 @@ def read_deliveries(path: Path) -> list[Msg]:
     out: list[Msg] = []
     if not path.exists():
         return out
-    for line in path.read_text(encoding="ascii").splitlines():
+    text = path.read_text(encoding="ascii")
+    # Whole lines only: a running daemon's I/O thread may be in the middle of one (stdio writes a
+    # long batch in pieces), and a cut line can still look like `node cycle sender msg_id`.
+    for line in text[: text.rfind("\n") + 1].splitlines():
         parts = line.split()
         if len(parts) != 4:
             raise ValueError(f"{path}: bad line {line!r}")
