@@ -14,6 +14,7 @@
 #include "sim/checker.h"
 #include "sim/otfp_checker.h"
 #include "sim/otfp_mix.h"
+#include "sim/otfp_script.h"
 #include "sim/simulator.h"
 
 namespace {
@@ -87,6 +88,8 @@ faults
                           node within C cycles of its submission (default: not judged)
   --mix NAME              otfp: draw the whole scenario from each seed: hard, liveness or
                           chaos (docs/simulator.md); the other scenario flags are refused
+  --script FILE           otfp: run a scenario file (docs/simulator.md "Scenario files";
+                          tests/sim/testdata/otfp/) and print each step with --verbose
 workload
   --load M                messages per node per cycle, Poisson (default 2)
   --payload MIN-MAX       payload bytes (default 16-64)
@@ -321,7 +324,9 @@ struct Totals {
   uint64_t runs = 0, crashes = 0, stalls = 0, torn = 0, decisions = 0, recovered = 0, collisions = 0, activations = 0;
   uint64_t gaps = 0, delivered = 0;
   int64_t latency_max_x1000 = 0;
-  void add(const tob::sim::Records& rec, const tob::sim::CheckReport& r) {
+  uint64_t latency_max_seed = 0;
+  void add(uint64_t seed, const tob::sim::Records& rec, const tob::sim::CheckReport& r) {
+    if (r.stats.latency_cycles_max_x1000 > latency_max_x1000) latency_max_seed = seed;
     ++runs;
     crashes += rec.crashes;
     stalls += rec.stalls;
@@ -398,9 +403,42 @@ void print_run(const Scenario& s, const tob::sim::Records& rec, const tob::sim::
 
 }  // namespace
 
+// tob-sim --script FILE [--verbose]: one scenario file over real engines.
+int run_script(int argc, char** argv) {
+  std::string path;
+  bool verbose = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--script" && i + 1 < argc) {
+      path = argv[++i];
+    } else if (a == "--verbose") {
+      verbose = true;
+    } else {
+      usage_error("--script takes a file and --verbose, nothing else: '" + a + "'");
+    }
+  }
+  if (path.empty()) usage_error("--script needs a file");
+  std::FILE* f = std::fopen(path.c_str(), "r");
+  if (f == nullptr) usage_error("cannot read " + path + ": " + std::strerror(errno));
+  std::string text;
+  char buf[4096];
+  for (size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) text.append(buf, n);
+  std::fclose(f);
+  const tob::sim::ScriptResult r = tob::sim::run_otfp_script(text, verbose);
+  std::fputs(r.output.c_str(), stdout);
+  if (!r.ok) {
+    std::printf("%s:%d: %s\nresult: FAIL\n", path.c_str(), r.line, r.message.c_str());
+    return 1;
+  }
+  std::printf("result: PASS (%d steps, %d expectations)\n", r.steps, r.expectations);
+  return 0;
+}
+
 int main(int argc, char** argv) {
-  for (int i = 1; i < argc; ++i)
+  for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--ic") == 0) return run_ic_main(argc, argv);
+    if (std::strcmp(argv[i], "--script") == 0) return run_script(argc, argv);
+  }
   const Options o = parse(argc, argv);
   const uint64_t first_seed = o.scenario.seed;
   uint64_t failed = 0;
@@ -420,7 +458,7 @@ int main(int argc, char** argv) {
     if (trace != nullptr) std::fclose(trace);
     const tob::sim::Records& rec = sim.value().records();
     const auto report = judge(o, s, sim.value());
-    totals.add(rec, report);
+    totals.add(s.seed, rec, report);
     if (!o.deliveries.empty()) write_deliveries(o.deliveries, rec);
 
     if (o.seeds > 1) {
@@ -452,10 +490,10 @@ int main(int argc, char** argv) {
   if (o.seeds > 1 && o.scenario.order == tob::core::Order::otfp)
     std::printf("totals: %" PRIu64 " runs, %" PRIu64 " crashes, %" PRIu64 " stalls, %" PRIu64 " torn log tails, %" PRIu64
                 " decisions (%" PRIu64 " recovered), %" PRIu64 " collisions, %" PRIu64 " activations, %" PRIu64
-                " gaps, %" PRIu64 " messages delivered, worst latency %.3f cycles\n",
+                " gaps, %" PRIu64 " messages delivered, worst latency %.3f cycles (seed %" PRIu64 ")\n",
                 totals.runs, totals.crashes, totals.stalls, totals.torn, totals.decisions, totals.recovered,
                 totals.collisions, totals.activations, totals.gaps, totals.delivered,
-                static_cast<double>(totals.latency_max_x1000) / 1000.0);
+                static_cast<double>(totals.latency_max_x1000) / 1000.0, totals.latency_max_seed);
   if (failed == 0) {
     std::printf("result: PASS (%" PRIu64 " seed%s from %" PRIu64 ", %.1f s)\n", o.seeds, o.seeds == 1 ? "" : "s",
                 first_seed, secs);

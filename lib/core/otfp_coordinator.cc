@@ -15,8 +15,15 @@ namespace tob::core {
 using otfp::node_bit;
 
 NodeId OtfpNode::coordinator() const {
-  // Omega (seed 002 §4): the lowest id heard recently, this node included. Paxos is safe with
-  // several coordinators; agreement on one is needed only for progress.
+  // Omega (seed 002 §4: "elected among all agents, and replaced only when it crashes"): the
+  // coordinator of the highest ballot this node took part in, while it is heard; when it falls
+  // silent, the lowest id heard, this node included. A returning lower id does not depose a
+  // working coordinator (each change costs a round). Paxos is safe with several coordinators;
+  // agreement on one is needed only for progress.
+  if (promised_ != 0) {
+    const NodeId current = ballot_coordinator(promised_);
+    if (current < n_ && (current == self_ || alive(current))) return current;
+  }
   return static_cast<NodeId>(std::countr_zero(alive_ | node_bit(self_)));
 }
 
@@ -37,8 +44,9 @@ void OtfpNode::coordinate(int64_t now_cycle) {
   }
   if (activating_) {
     if (try_activate(now_cycle)) return;
-    // No new report for this long: its 1a or the answers are lost, or an acceptor moved on.
-    if (now_cycle - round_progress_cycle_ >= otfp::kRecoveryCycles) start_round(now_cycle);
+    // No report covering more for this long (its 1a or the answers are lost, or an acceptor
+    // moved on), or the round reaches back to instances this node no longer holds: a new one.
+    if (now_cycle - round_progress_cycle_ >= otfp::kRecoveryCycles || round_low_ < ring_.floor()) start_round(now_cycle);
     return;
   }
   recover_collisions(now_cycle);
@@ -46,15 +54,17 @@ void OtfpNode::coordinate(int64_t now_cycle) {
 }
 
 bool OtfpNode::stalled_instance(int64_t now_cycle) const {
-  // An instance some live node needs, undecided here long after its votes were due, with no
-  // proposal under way (or one that did not settle it in its patience): only a new round with
-  // phase 1 helps. A proposal a higher ballot superseded is caught by coordinate() at once.
+  // The oldest instance some live node needs that is undecided here, long after its votes were
+  // due, with no proposal under way (or one that did not settle it in its patience): only a new
+  // round with phase 1 helps. Only the oldest: progress is in instance order, and the votes of
+  // newer ones may just wait behind it for room in the frames. A proposal a higher ballot
+  // superseded is caught by coordinate() at once.
   if (now_cycle - round_started_cycle_ < otfp::kRecoveryCycles) return false;
   for (int64_t i = oldest_needed(); i <= now_cycle - kappa_ - 1 - otfp::kRecoveryCycles; ++i) {
     const OtfpInstance* in = ring_.held(i);
     if (in == nullptr) return true;  // nothing of it here at all: the round opens it
     if (in->decided) continue;
-    if (in->proposal_ballot == 0 || now_cycle - in->proposal_cycle > otfp::proposal_patience_cycles(n_)) return true;
+    return in->proposal_ballot == 0 || now_cycle - in->proposal_cycle > otfp::proposal_patience_cycles(n_);
   }
   return false;
 }
@@ -117,6 +127,7 @@ void OtfpNode::report(NodeId from, const Phase1bPart& part, std::span<const Otfp
     }
     in->reports[from] = {v.ballot, v.value};
   }
+  const Coverage before = c;
   if (first) {
     c = {part.from, part.to, part.highest};
   } else {
@@ -125,7 +136,7 @@ void OtfpNode::report(NodeId from, const Phase1bPart& part, std::span<const Otfp
     c.highest = std::max(c.highest, part.highest);
   }
   reporters_ |= node_bit(from);
-  round_progress_cycle_ = cycle_;
+  if (first || c.from < before.from || c.to > before.to) round_progress_cycle_ = cycle_;  // repeats are not progress
 }
 
 bool OtfpNode::try_activate(int64_t now_cycle) {

@@ -20,10 +20,12 @@ size_t fitting(const FrameWriter& w, size_t header, size_t entry, size_t want) {
   return room < header ? 0 : std::min(want, (room - header) / entry);
 }
 
-// A list section of votes, as many as fit (the rest go in a later slot: every list is repeated
-// until it no longer applies).
-void put_vote_list(FrameWriter& w, SectionType type, std::vector<OtfpVote>& votes) {
-  votes.resize(fitting(w, kOtfpListHeader, kOtfpVoteBytes, votes.size()));
+// A list section of votes, as many as fit in the frame and in `room_max` bytes (the rest go in a
+// later slot: every list is repeated until it no longer applies, so a list that could take the
+// whole frame would starve the ones after it).
+void put_vote_list(FrameWriter& w, SectionType type, std::vector<OtfpVote>& votes, size_t room_max = SIZE_MAX) {
+  votes.resize(std::min(fitting(w, kOtfpListHeader, kOtfpVoteBytes, votes.size()),
+                        room_max < kOtfpListHeader ? 0 : (room_max - kOtfpListHeader) / kOtfpVoteBytes));
   if (votes.empty()) return;
   auto body = w.open_section(type, 0, kOtfpListHeader + votes.size() * kOtfpVoteBytes);
   w.close_section(write_votes(body, votes));
@@ -224,10 +226,9 @@ void OtfpNode::transmit(const Turn& t) {
   // Priority order: what the protocol's progress depends on first, this node's batch in the rest.
   put_round(w);
   put_phase1b(w);
+  put_requests(w);  // small, and every vote on a proposal waits for the batches they fetch
   put_proposals(w);
-  put_votes(w);
-  put_decisions(w);
-  put_requests(w);
+  put_votes_and_decisions(w);
   put_own_batch(w, t);
   const size_t len = w.finish();
   TOB_ASSERT(len > 0);  // every section above was sized to the room left
@@ -282,32 +283,40 @@ void OtfpNode::put_proposals(FrameWriter& w) {
     if (const OtfpInstance* in = ring_.held(i);
         in != nullptr && !in->decided && in->proposal_ballot != 0 && ballot_round(in->proposal_ballot) == my_round_)
       scratch_votes_.push_back({i, in->proposal_ballot, in->proposal});
-  put_vote_list(w, SectionType::otfp_phase2a, scratch_votes_);
+  put_vote_list(w, SectionType::otfp_phase2a, scratch_votes_, w.room() / 2);  // votes and decisions follow
 }
 
-void OtfpNode::put_votes(FrameWriter& w) {
-  // Votes (phase 2b) of the instances this node has not seen decided, oldest first: delivery is
-  // in instance order, so the oldest undecided one is the one everything waits for (a list of
-  // the newest would starve it once more than a frame's worth are pending). The instances it
-  // decided reach the others as decisions.
-  scratch_votes_.clear();
-  for (int64_t i = oldest_needed(); i <= cycle_ + 1 && scratch_votes_.size() < otfp::kVotesPerFrame; ++i)
-    if (const OtfpInstance* in = ring_.held(i); in != nullptr && in->voted_ballot != 0 && !in->decided)
-      scratch_votes_.push_back({i, in->voted_ballot, in->voted});
-  put_vote_list(w, SectionType::otfp_vote, scratch_votes_);
-}
-
-void OtfpNode::put_decisions(FrameWriter& w) {
-  // Catch-up: decisions for the live nodes behind (one that lost the votes, was frozen, or
-  // restarted), oldest first.
+void OtfpNode::put_votes_and_decisions(FrameWriter& w) {
+  // Two lists, each oldest instance first, of the instances some live node still needs: this
+  // node's votes (phase 2b) of the instances it has not seen decided, and its decisions for the
+  // live nodes behind them (catch-up: a node that lost the votes, was frozen, or restarted).
+  // Oldest first, because delivery is in instance order: a list of the newest would starve the
+  // one everything waits for. The lists share the frame's room, each at least half of it when
+  // both have more than that: a node that cannot catch up must not starve the others' votes,
+  // nor a busy round the decisions a node behind waits for.
   int64_t behind = INT64_MAX;
   for (NodeId k = 0; k < n_; ++k)
     if (k != self_ && alive(k)) behind = std::min(behind, peer_low_[k]);
+  const size_t room = w.room();
+  const size_t overhead = 2 * kOtfpListHeader + kSectionHeaderBytes;  // the second section's headers too
+  const size_t budget = std::min(room < overhead ? 0 : (room - overhead) / kOtfpVoteBytes, 2 * otfp::kVotesPerFrame);
   scratch_votes_.clear();
-  for (int64_t i = std::max(behind, oldest_needed()); i <= cycle_ && scratch_votes_.size() < otfp::kVotesPerFrame; ++i)
-    if (const OtfpInstance* in = ring_.held(i); in != nullptr && in->decided)
-      scratch_votes_.push_back({i, in->decided_ballot, in->decision});
-  put_vote_list(w, SectionType::otfp_decided, scratch_votes_);
+  scratch_decisions_.clear();
+  for (int64_t i = oldest_needed(); i <= cycle_ + 1; ++i) {
+    const OtfpInstance* in = ring_.held(i);
+    if (in == nullptr) continue;
+    if (in->decided) {
+      if (i >= behind && scratch_decisions_.size() < std::min(budget, otfp::kVotesPerFrame))
+        scratch_decisions_.push_back({i, in->decided_ballot, in->decision});
+    } else if (in->voted_ballot != 0 && scratch_votes_.size() < std::min(budget, otfp::kVotesPerFrame)) {
+      scratch_votes_.push_back({i, in->voted_ballot, in->voted});
+    }
+  }
+  const size_t votes = std::min(scratch_votes_.size(), std::max(budget / 2, budget - std::min(budget, scratch_decisions_.size())));
+  scratch_votes_.resize(votes);
+  scratch_decisions_.resize(std::min(scratch_decisions_.size(), budget - votes));
+  put_vote_list(w, SectionType::otfp_vote, scratch_votes_);
+  put_vote_list(w, SectionType::otfp_decided, scratch_decisions_);
 }
 
 void OtfpNode::put_requests(FrameWriter& w) {
@@ -317,9 +326,12 @@ void OtfpNode::put_requests(FrameWriter& w) {
     const OtfpInstance* in = ring_.held(i);
     if (in == nullptr) continue;
     for (uint64_t m = in->requested & ~in->have; m != 0 && scratch_requests_.size() < otfp::kRequestsPerFrame; m &= m - 1)
-      scratch_requests_.push_back({i, static_cast<NodeId>(std::countr_zero(m)), in->attempt});
+      scratch_requests_.push_back({i, static_cast<NodeId>(std::countr_zero(m)), in->attempt,
+                                   request_target(static_cast<NodeId>(std::countr_zero(m)), i, in->attempt)});
   }
-  scratch_requests_.resize(fitting(w, kOtfpListHeader, kOtfpRequestBytes, scratch_requests_.size()));
+  // At most half the room left: the proposals and votes that follow need some too.
+  const size_t half = w.room() / 2;
+  scratch_requests_.resize(half < kOtfpListHeader ? 0 : std::min(scratch_requests_.size(), (half - kOtfpListHeader) / kOtfpRequestBytes));
   if (scratch_requests_.empty()) return;
   auto body = w.open_section(SectionType::retransmit_request, 0, kOtfpListHeader + scratch_requests_.size() * kOtfpRequestBytes);
   w.close_section(write_requests(body, scratch_requests_));

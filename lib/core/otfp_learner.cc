@@ -60,6 +60,13 @@ void OtfpNode::decide(OtfpInstance& in, uint32_t b, const OtfpValue& v) {
   } else {
     ++counters_.instances_fast;
   }
+  // Its own messages: done, or (decided without its batch) proposed again in its next slot. The
+  // outcome is final now; waiting for the delivery, which may wait for older instances, would
+  // only delay them.
+  if (in.own_sent) {
+    proposals_.decided(in.id, (v.mask & node_bit(self_)) != 0);
+    in.own_sent = false;
+  }
   if (observer_ != nullptr) observer_->decided(self_, in.id, b, v);
 }
 
@@ -100,8 +107,6 @@ void OtfpNode::deliver(OtfpInstance& in) {
       ++counters_.msgs_delivered;
     }
   }
-  // Its own messages: done, or (decided without its batch) proposed again in a later slot.
-  if (in.own_sent) proposals_.decided(in.id, (in.decision.mask & node_bit(self_)) != 0);
 }
 
 bool OtfpNode::already_delivered(NodeId s, uint64_t id) {
@@ -150,12 +155,31 @@ void OtfpNode::request_missing(int64_t now_cycle) {
   }
 }
 
-void OtfpNode::on_request(const OtfpRequest& r) {
+NodeId OtfpNode::request_target(NodeId sender, int64_t instance, uint8_t attempt) const {
   // The batch ids are partitioned among acceptors, shifted by the attempt (seed 002 §5.5): one
-  // answers, and a request without an answer reaches another.
+  // answers, and a request without an answer reaches another. The requester skips itself and
+  // the nodes it has not heard lately, and names the one it asks.
+  const auto start = static_cast<uint64_t>(sender) + static_cast<uint64_t>(instance);
+  int candidates = 0;
+  for (int j = 0; j < n_; ++j) {
+    const auto k = static_cast<NodeId>((start + static_cast<uint64_t>(j)) % static_cast<uint64_t>(n_));
+    candidates += k != self_ && alive(k) ? 1 : 0;
+  }
+  if (candidates == 0) return static_cast<NodeId>((start + attempt) % static_cast<uint64_t>(n_));
+  int skip = attempt % candidates;
+  for (int j = 0;; ++j) {
+    const auto k = static_cast<NodeId>((start + static_cast<uint64_t>(j)) % static_cast<uint64_t>(n_));
+    if (k == self_ || !alive(k)) continue;
+    if (skip-- == 0) return k;
+  }
+}
+
+void OtfpNode::on_request(const OtfpRequest& r) {
   if (r.sender >= n_) return;
-  const auto target = static_cast<NodeId>(
-      (static_cast<uint64_t>(r.sender) + static_cast<uint64_t>(r.instance) + r.attempt) % static_cast<uint64_t>(n_));
+  const NodeId target = r.target != kNoNode
+                            ? r.target
+                            : static_cast<NodeId>((static_cast<uint64_t>(r.sender) + static_cast<uint64_t>(r.instance) + r.attempt) %
+                                                  static_cast<uint64_t>(n_));
   const OtfpInstance* in = ring_.held(r.instance);
   if (target != self_ || in == nullptr || (in->have & node_bit(r.sender)) == 0) return;
   for (size_t q = 0; q < serve_count_; ++q)

@@ -70,6 +70,7 @@ OtfpNode::OtfpNode(const NodeConfig& config, Schedule sched)
   peer_low_.fill(0);
   heard_cycle_.fill(INT64_MIN / 2);
   scratch_votes_.reserve(static_cast<size_t>(kOtfpRing));
+  scratch_decisions_.reserve(otfp::kVotesPerFrame);
   scratch_requests_.reserve(otfp::kRequestsPerFrame);
   actions_.tx.reserve(2 * copies * 4);
   actions_.deliveries.reserve(4 * static_cast<size_t>(n_) * config_.batch_msgs_max);

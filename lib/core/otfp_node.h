@@ -128,6 +128,7 @@ class OtfpNode final : public Engine {
   void deliver(OtfpInstance& in);
   bool already_delivered(NodeId sender, uint64_t msg_id);
   void request_missing(int64_t now_cycle);
+  NodeId request_target(NodeId sender, int64_t instance, uint8_t attempt) const;
   void on_request(const OtfpRequest& r);
 
   // --- otfp_frames.cc.
@@ -137,8 +138,7 @@ class OtfpNode final : public Engine {
   void put_round(FrameWriter& w);
   void put_phase1b(FrameWriter& w);
   void put_proposals(FrameWriter& w);
-  void put_votes(FrameWriter& w);
-  void put_decisions(FrameWriter& w);
+  void put_votes_and_decisions(FrameWriter& w);
   void put_requests(FrameWriter& w);
   void put_own_batch(FrameWriter& w, const Turn& t);
   void send_copies(const Turn& t, std::span<uint8_t> frame, size_t base);
@@ -219,6 +219,7 @@ class OtfpNode final : public Engine {
   std::vector<uint8_t> tx_bytes_;
   int tx_turn_ = 0;
   std::vector<OtfpVote> scratch_votes_;
+  std::vector<OtfpVote> scratch_decisions_;
   std::vector<OtfpRequest> scratch_requests_;
 
   Actions actions_;

@@ -40,7 +40,8 @@ size_t write_requests(std::span<uint8_t> out, std::span<const OtfpRequest> reque
     store_be64(p, static_cast<uint64_t>(requests[k].instance));
     p[8] = requests[k].sender;
     p[9] = requests[k].attempt;
-    store_be16(p + 10, 0);
+    p[10] = requests[k].target;
+    p[11] = 0;
   }
   return n;
 }
@@ -114,7 +115,7 @@ bool read_requests(std::span<const uint8_t> body, size_t& count, std::span<const
 OtfpRequest request_at(std::span<const uint8_t> entries, size_t k) {
   TOB_ASSERT((k + 1) * kOtfpRequestBytes <= entries.size());
   const uint8_t* p = entries.data() + k * kOtfpRequestBytes;
-  return {static_cast<int64_t>(load_be64(p)), p[8], p[9]};
+  return {static_cast<int64_t>(load_be64(p)), p[8], p[9], p[10]};
 }
 
 bool read_state(std::span<const uint8_t> body, int64_t& low, uint32_t& round) {

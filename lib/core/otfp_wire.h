@@ -16,7 +16,8 @@
 //   decided  (13)  count u16 | 0 u16 | count x Vote            (decisions, for nodes behind)
 //
 //   Vote    = instance u64 | ballot u32 | mask u64 | digest u64     (28 bytes)
-//   Request = instance u64 | sender u8 | attempt u8 | 0 u16          (12 bytes)
+//   Request = instance u64 | sender u8 | attempt u8 | target u8 | 0 u8   (12 bytes; target 0xFF:
+//             the partition's acceptor for the attempt)
 #pragma once
 
 #include <cstddef>
@@ -44,6 +45,7 @@ struct OtfpRequest {
   int64_t instance = 0;
   NodeId sender = 0;
   uint8_t attempt = 0;
+  NodeId target = kNoNode;  // the acceptor asked; kNoNode: (sender + instance + attempt) mod N
 };
 
 inline constexpr size_t kOtfpVoteBytes = 28;

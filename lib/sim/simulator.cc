@@ -436,6 +436,7 @@ void Simulator::on_submit(const Ev& e) {
   if (r.status == core::SubmitStatus::ok) {
     TOB_ASSERT(r.msg_id == sn.next_msg_id);
     records_.submitted.push_back({e.node, sn.incarnation, sn.next_msg_id, e.t});
+    if (trace_file_ != nullptr) trace(fmt("%" PRId64 " node %d submit msg %" PRIu64, e.t, e.node, sn.next_msg_id));
     ++sn.next_msg_id;
     ++life.submitted;
   } else {

@@ -31,6 +31,7 @@ void check_request(const OtfpRequest& got, const OtfpRequest& want) {
   CHECK(got.instance == want.instance);
   CHECK(got.sender == want.sender);
   CHECK(got.attempt == want.attempt);
+  CHECK(got.target == want.target);
 }
 
 std::vector<OtfpVote> random_votes(std::mt19937_64& rng, size_t n) {
@@ -264,13 +265,13 @@ TEST_CASE("vote list writer refuses a too small output or more than 65535 votes"
 // --- retransmission requests ------------------------------------------------------------------
 
 TEST_CASE("request list has the documented layout and round trips", "[otfp_wire]") {
-  const std::vector<OtfpRequest> reqs = {{0x10, 3, 2}, {-5, 63, 255}, {0x7FFFFFFFFFFFFFFF, 0, 0}};
+  const std::vector<OtfpRequest> reqs = {{0x10, 3, 2}, {-5, 63, 255, 7}, {0x7FFFFFFFFFFFFFFF, 0, 0, 0}};
   Bytes body(kOtfpListHeader + reqs.size() * kOtfpRequestBytes);
   REQUIRE(write_requests(body, reqs) == body.size());
   CHECK(to_hex(body) == to_hex(from_hex("0003 0000"
-                                        "0000000000000010 03 02 0000"
-                                        "fffffffffffffffb 3f ff 0000"
-                                        "7fffffffffffffff 00 00 0000")));
+                                        "0000000000000010 03 02 ff 00"   // target: the partition's
+                                        "fffffffffffffffb 3f ff 07 00"
+                                        "7fffffffffffffff 00 00 00 00")));
   size_t count = 0;
   std::span<const uint8_t> entries;
   REQUIRE(read_requests(body, count, entries));
