@@ -49,7 +49,8 @@ Result<OtfpLogReader> OtfpLogReader::open(std::span<const uint8_t> log) {
   if (valid.empty()) return r;
   OtfpRecord kind{};
   std::span<const uint8_t> body;
-  r.next(kind, body);
+  OtfpLogReader first(valid);  // a look at the first record; `r` still yields it
+  first.next(kind, body);
   if (kind != OtfpRecord::format || body.size() != kOtfpFormatBytes || load_be32(body.data()) != kOtfpLogMagic)
     return Error{"the acceptor log was written by an older dpdk-tob (no format record; its ballots are "
                  "numbered differently): stop every node of the cluster, remove their acceptor logs, start again"};

@@ -45,6 +45,37 @@ if "$sim" --order otfp --nodes 4 --cycles 200 --loss 0.05 --fault-rate 0.2 --see
    python3 "$here/check_deliveries.py" --no-fifo "$tmp/o.txt"; then
   ok "otfp --deliveries trace passes the independent checker (integrity, total order)"
 else bad "otfp --deliveries trace"; cat "$tmp/out"; fi
+# otfp mixes: the whole scenario from the seed, the other scenario flags refused.
+if "$sim" --mix hard --seeds 20 --quiet >"$tmp/out" 2>&1 && grep -q '^result: PASS' "$tmp/out" &&
+   grep -q '^totals: 20 runs, [0-9]* crashes' "$tmp/out"; then ok "--mix hard passes 20 seeds, with totals"
+else bad "--mix hard"; cat "$tmp/out"; fi
+if "$sim" --mix liveness --seed 7 >"$tmp/out" 2>&1 && grep -q '^mix: [4-7] nodes' "$tmp/out" &&
+   grep -q '  liveness  *ok' "$tmp/out"; then ok "--mix liveness on one seed prints the drawn mix and judges liveness"
+else bad "--mix liveness"; cat "$tmp/out"; fi
+for args in "--mix hard --loss 0.1" "--mix nasty" "--torn-tail 0.5 --order otfp" "--order mars --liveness-cycles 10" \
+            "--fsync-ns 10-5 --order otfp" "--restart-cycles 0-3"; do
+  set +e
+  # shellcheck disable=SC2086
+  "$sim" $args >"$tmp/out" 2>&1; rc=$?
+  set -e
+  if [ $rc -eq 2 ] && grep -q "Try 'tob-sim --help'" "$tmp/out"; then ok "refused: $args ($(head -1 "$tmp/out" | cut -c1-70))"
+  else bad "not refused: $args rc=$rc"; cat "$tmp/out"; fi
+done
+
+# Scenario files over the real engine: one passes; a wrong expectation fails with its line.
+if "$sim" --script "$here/testdata/otfp/minority_of_deciding_quorum.txt" >"$tmp/out" 2>&1 &&
+   grep -q '^result: PASS ([0-9]* steps, [0-9]* expectations)' "$tmp/out"; then ok "--script runs a scenario file"
+else bad "--script"; cat "$tmp/out"; fi
+printf 'cluster nodes=4\nrun to 6\nsubmit 1\nrun 4\nexpect decided 6 on=all value=0,1\n' >"$tmp/wrong.txt"
+set +e
+"$sim" --script "$tmp/wrong.txt" >"$tmp/out" 2>&1; rc=$?
+set -e
+if [ $rc -eq 1 ] && grep -q "wrong.txt:5: node 0 decided instance 6 as 1, not 0,1" "$tmp/out"; then ok "a failing scenario names its line"
+else bad "failing scenario rc=$rc"; cat "$tmp/out"; fi
+set +e
+"$sim" --script "$tmp/nonexistent.txt" >"$tmp/out" 2>&1; rc=$?
+set -e
+if [ $rc -eq 2 ] && grep -q "cannot read" "$tmp/out"; then ok "a missing scenario file: exit 2"; else bad "missing script rc=$rc"; fi
 
 # Far outside the fault hypothesis (20% loss per copy) mars gives up properties on some
 # seeds: tob-sim must exit 1 and print the seed and how to replay it.

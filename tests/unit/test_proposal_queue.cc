@@ -444,4 +444,24 @@ TEST_CASE("proposal queue delivers every message exactly once over long random r
   }
 }
 
+TEST_CASE("abandon_before makes the messages of skipped instances unsent, and only those",
+          "[proposal_queue]") {
+  // A node that fell further behind than its peers keep records a gap: its messages in flight in
+  // the instances it skipped go out again (docs/protocol-otfp.md "Catch-up").
+  ProposalQueue q(16, 1024, 16);
+  push_range(q, 0, 6);
+  CHECK(ids(fill(q, 10, 2)) == Ids{0, 1});
+  CHECK(ids(fill(q, 11, 2)) == Ids{2, 3});
+  CHECK(ids(fill(q, 12, 1)) == Ids{4});
+  q.abandon_before(12);  // instances 10 and 11 skipped; 12 still pending
+  CHECK(q.in_flight() == 1);
+  CHECK(q.has_unsent());
+  CHECK(ids(fill(q, 13, 10)) == Ids{0, 1, 2, 3, 5});
+  q.decided(12, true);
+  q.decided(13, true);
+  CHECK(q.empty());
+  q.abandon_before(100);  // nothing in flight: nothing moves
+  CHECK(q.in_flight() == 0);
+}
+
 }  // namespace tob::core
