@@ -139,6 +139,8 @@ void visit_stats(const StatsSources& s, StatsVisitor& v) {
   v.u64("node_window_max", c.window_max);
   v.u64("node_gaps", c.gaps);
   v.u64("node_persist_records", c.persist_records);
+  v.u64("node_votes_abstained", c.votes_abstained);
+  v.u64("node_decision_conflicts", c.decision_conflicts);
 
   v.u64("rx_polls", s.rx.polls.get());
   v.u64("rx_frames", s.rx.frames.get());

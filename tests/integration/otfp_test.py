@@ -22,6 +22,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections import Counter
 from pathlib import Path
@@ -104,6 +105,16 @@ CLUSTER = OtfpCluster(RUN, LOSS)
 cluster, deliveries, pid_of = CLUSTER, CLUSTER.deliveries, CLUSTER.pid_of
 
 
+def crc32c(data: bytes) -> int:
+    """CRC32C (Castagnoli), as the acceptor log's records carry it."""
+    crc = 0xFFFFFFFF
+    for byte in data:
+        crc ^= byte
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
+    return crc ^ 0xFFFFFFFF
+
+
 def test_missing_storage() -> None:
     ini = GOOD_INI.replace("nodes = 4\n", "nodes = 4\norder = otfp\n")
     p = run_daemon(ini, ["--node-id", "0"])
@@ -114,6 +125,18 @@ def test_missing_storage() -> None:
     ok = p.returncode == 2 and "/nonexistent-dir/acceptor.log" in p.stderr
     check("an acceptor log that cannot be created is refused", ok,
           "" if ok else f"rc {p.returncode}: {p.stderr[-300:]}")
+    # A log written before the log had a format record (format 1: a promise record first, with
+    # the old ballot numbering): refused with what to do, not replayed with the wrong ballots.
+    with tempfile.TemporaryDirectory() as d:
+        old = Path(d) / "acceptor-0.log"
+        body = (0x100).to_bytes(4, "big")
+        head = bytes([1]) + len(body).to_bytes(2, "big") + body
+        old.write_bytes(head + crc32c(head).to_bytes(4, "big"))
+        ini_old = GOOD_INI.replace("nodes = 4\n", "nodes = 4\norder = otfp\n") + f"[storage]\npath = {old}\n"
+        p = run_daemon(ini_old, ["--node-id", "0"])
+        ok = p.returncode == 2 and "older dpdk-tob" in p.stderr and "remove their acceptor logs" in p.stderr
+        check("an acceptor log of an older format is refused with what to do", ok,
+              "" if ok else f"rc {p.returncode}: {p.stderr[-300:]}")
 
 
 def growing(nodes: list[int], seconds: float) -> list[int]:
