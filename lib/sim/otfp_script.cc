@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/otfp_log.h"
+#include "sim/format.h"
 #include "core/otfp_node.h"
 #include "sim/simulator.h"
 
@@ -29,15 +30,6 @@ struct Failure {
   std::string message;
 };
 
-std::string fmt(const char* f, ...) __attribute__((format(printf, 1, 2)));
-std::string fmt(const char* f, ...) {
-  char buf[512];
-  va_list ap;
-  va_start(ap, f);
-  std::vsnprintf(buf, sizeof buf, f, ap);
-  va_end(ap);
-  return buf;
-}
 
 [[noreturn]] void fail(const std::string& why) { throw Failure{why}; }
 

@@ -8,6 +8,7 @@
 
 #include "core/batch.h"
 #include "core/otfp_log.h"
+#include "sim/format.h"
 #include "core/wire.h"
 
 namespace tob::sim {
@@ -16,15 +17,6 @@ namespace {
 constexpr size_t kTraceRing = 256;
 constexpr size_t kRxBacklogMax = 2048;  // a frozen node's RX ring (descriptors)
 
-std::string fmt(const char* f, ...) __attribute__((format(printf, 1, 2)));
-std::string fmt(const char* f, ...) {
-  char buf[512];
-  va_list ap;
-  va_start(ap, f);
-  std::vsnprintf(buf, sizeof buf, f, ap);
-  va_end(ap);
-  return buf;
-}
 
 }  // namespace
 
