@@ -31,6 +31,14 @@ void put_vote_list(FrameWriter& w, SectionType type, std::vector<OtfpVote>& vote
   w.close_section(write_votes(body, votes));
 }
 
+// Every vote of a vote-list section (vote, phase 2a, decided), validated before.
+template <class Fn>
+void for_each_vote(std::span<const uint8_t> body, Fn&& fn) {
+  VoteList l;
+  l.parse(body);
+  for (size_t k = 0; k < l.size(); ++k) fn(l.at(k));
+}
+
 bool valid_section(const SectionView& sec, NodeId sender, int n, size_t batch_bytes_max) {
   switch (sec.type) {
     case SectionType::app_batch: {
@@ -139,25 +147,14 @@ void OtfpNode::apply(const FrameView& frame) {
         // A sender whose clock is ahead may open cycle c before this node's clock reaches it.
         if (OtfpInstance* in = ring_.open(c); in != nullptr) ring_.store(*in, s, sec.body);
         break;
-      case SectionType::otfp_vote: {
-        VoteList l;
-        l.parse(sec.body);
-        for (size_t k = 0; k < l.size(); ++k) on_vote(s, l.at(k));
+      case SectionType::otfp_vote: for_each_vote(sec.body, [&](const OtfpVote& v) { on_vote(s, v); }); break;
+      case SectionType::otfp_phase2a:
+        // Only the ballot's own coordinator proposes in it, and only in classic ballots.
+        for_each_vote(sec.body, [&](const OtfpVote& v) {
+          if (ballot_coordinator(v.ballot) == s && ballot_classic(v.ballot)) on_phase2a(v);
+        });
         break;
-      }
-      case SectionType::otfp_phase2a: {
-        VoteList l;
-        l.parse(sec.body);
-        for (size_t k = 0; k < l.size(); ++k)
-          if (const OtfpVote v = l.at(k); ballot_coordinator(v.ballot) == s && ballot_classic(v.ballot)) on_phase2a(v);
-        break;
-      }
-      case SectionType::otfp_decided: {
-        VoteList l;
-        l.parse(sec.body);
-        for (size_t k = 0; k < l.size(); ++k) on_decided(l.at(k));
-        break;
-      }
+      case SectionType::otfp_decided: for_each_vote(sec.body, [&](const OtfpVote& v) { on_decided(v); }); break;
       case SectionType::retransmit_request: {
         size_t count = 0;
         std::span<const uint8_t> e;
