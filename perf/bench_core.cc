@@ -2,7 +2,7 @@
 //   BM_Encode          header + membership section + app batch of N messages of 64 B
 //   BM_Decode          decode_frame + validate_batch + reading every message of those frames
 //   BM_Crc32c          CRC32C (SSE4.2 where available) and the portable table, 64 B and 1500 B
-//   BM_MembershipPoint one Node::on_time() call that processes exactly one membership point in
+//   BM_MembershipPoint one MarsNode::on_time() call that processes exactly one membership point in
 //                      a cluster of N members (details at the benchmark)
 #include <benchmark/benchmark.h>
 
@@ -15,7 +15,7 @@
 #include "core/batch.h"
 #include "core/bytes.h"
 #include "core/crc32c.h"
-#include "core/node.h"
+#include "core/mars_node.h"
 #include "core/wire.h"
 
 namespace {
@@ -36,7 +36,7 @@ FrameHeader bench_header() {
   return h;
 }
 
-// The work of Node::transmit for one frame: header, membership section, app batch.
+// The work of MarsNode::transmit for one frame: header, membership section, app batch.
 size_t encode_frame(std::span<uint8_t> buf, const Bytes& payload, int messages) {
   FrameWriter w(buf);
   w.begin(bench_header());
@@ -119,7 +119,7 @@ class Cluster {
       c.schedule = ScheduleConfig::equal_slots(n, slot_ns * n);
       c.self = static_cast<NodeId>(i);
       c.queue_bytes_max = 64 * 1024;
-      auto node = Node::create(c);
+      auto node = MarsNode::create(c);
       if (!node.ok()) {
         std::fprintf(stderr, "bench: %s\n", node.error().message.c_str());
         std::abort();
@@ -131,9 +131,9 @@ class Cluster {
     for (size_t i = 0; i < nodes_.size(); ++i) call_on_time(i, -1);
   }
 
-  Node& node(size_t i) { return nodes_[i]; }
+  MarsNode& node(size_t i) { return nodes_[i]; }
   bool all_members() const {
-    return std::all_of(nodes_.begin(), nodes_.end(), [](const Node& x) { return x.is_member(); });
+    return std::all_of(nodes_.begin(), nodes_.end(), [](const MarsNode& x) { return x.is_member(); });
   }
 
   // Runs every event (frame arrival or on_time at a node's deadline) before t, skipping
@@ -187,7 +187,7 @@ class Cluster {
     size_t from;
     Bytes bytes;
   };
-  std::vector<Node> nodes_;
+  std::vector<MarsNode> nodes_;
   std::vector<Pending> pending_;
 };
 
@@ -215,7 +215,7 @@ void BM_MembershipPoint(benchmark::State& state) {
     state.SkipWithError("cluster did not form");
     return;
   }
-  Node& measured = cluster.node(0);
+  MarsNode& measured = cluster.node(0);
   const uint64_t points_before = measured.counters().membership_points;
   const uint64_t delivered_before = measured.counters().msgs_delivered;
   std::vector<double> call_ns;  // per call: the mean hides preemptions on a shared machine

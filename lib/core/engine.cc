@@ -1,51 +1,100 @@
 #include "core/engine.h"
 
-#include "core/otfp_node.h"
+#include <string>
 
 namespace tob::core {
 
-const char* to_string(Order o) { return o == Order::mars ? "mars" : "otfp"; }
-
 namespace {
 
-// core::Node (MARS) behind the Engine interface.
-class MarsEngine final : public Engine {
- public:
-  explicit MarsEngine(Node node) : node_(std::move(node)) {}
-  void on_time(int64_t now_ns) override { node_.on_time(now_ns); }
-  FrameVerdict on_frame(const FrameView& f, int64_t rx_ns) override { return node_.on_frame(f, rx_ns); }
-  SubmitResult submit(uint16_t client, std::span<const uint8_t> p, int64_t t) override {
-    return node_.submit(client, p, t);
-  }
-  const Actions& take_actions() override { return node_.take_actions(); }
-  void stop() override { node_.stop(); }
-  int64_t next_deadline_ns() const override { return node_.next_deadline_ns(); }
-  Order order() const override { return Order::mars; }
-  NodeId self() const override { return node_.self(); }
-  SelfState self_state() const override { return node_.self_state(); }
-  uint64_t members() const override { return node_.members(); }
-  int member_count() const override { return node_.member_count(); }
-  Stage stage_of(NodeId n) const override { return node_.stage_of(n); }
-  const Schedule& schedule() const override { return node_.schedule(); }
-  const NodeCounters& counters() const override { return node_.counters(); }
-  size_t queued() const override { return node_.queued(); }
-  int64_t current_cycle() const override { return node_.current_cycle(); }
-
- private:
-  Node node_;
-};
+// A mars slot frame: header, trailer, the membership section and the batch section's headers.
+// (otfp checks its own, larger, overhead when it is created.)
+constexpr size_t kFrameOverhead = kMinFrameBytes + 2 * kSectionHeaderBytes + kMembershipBodyBytes;
 
 }  // namespace
 
-Result<std::unique_ptr<Engine>> make_engine(Order order, const NodeConfig& config, std::span<const uint8_t> log) {
-  if (order == Order::mars) {
-    auto node = Node::create(config);
-    if (!node) return node.error();
-    return std::unique_ptr<Engine>(new MarsEngine(std::move(node.value())));
+const char* to_string(Order o) { return o == Order::mars ? "mars" : "otfp"; }
+
+const char* to_string(Reason r) {
+  switch (r) {
+    case Reason::none: return "none";
+    case Reason::sender_omission: return "sender omission";
+    case Reason::receiver_omission: return "receiver omission";
+    case Reason::suspicion_confirmed: return "suspicion confirmed";
+    case Reason::not_admitted: return "not admitted";
+    case Reason::two_member_timeout: return "two-member timeout";
+    case Reason::scheduling_delay: return "scheduling delay";
+    case Reason::view_disagreement: return "membership view disagreement";
+    case Reason::left: return "left";
+    case Reason::too_few_members: return "too few members";
   }
-  auto node = OtfpNode::create(config, log);
-  if (!node) return node.error();
-  return std::unique_ptr<Engine>(std::move(node.value()));
+  return "unknown";
+}
+
+const char* to_string(EventKind k) {
+  switch (k) {
+    case EventKind::membership_created: return "membership-created";
+    case EventKind::admitted: return "admitted";
+    case EventKind::removed: return "removed";
+    case EventKind::self_shutdown: return "self-shutdown";
+    case EventKind::suspicion_raised: return "suspicion-raised";
+    case EventKind::suspicion_cleared: return "suspicion-cleared";
+    case EventKind::rejoin_started: return "rejoin-started";
+    case EventKind::instances_skipped: return "instances-skipped";
+  }
+  return "unknown";
+}
+
+const char* to_string(FrameVerdict v) {
+  switch (v) {
+    case FrameVerdict::accepted: return "accepted";
+    case FrameVerdict::duplicate: return "duplicate";
+    case FrameVerdict::wrong_cluster: return "wrong-cluster";
+    case FrameVerdict::own_frame: return "own-frame";
+    case FrameVerdict::unknown_sender: return "unknown-sender";
+    case FrameVerdict::outside_window: return "outside-window";
+    case FrameVerdict::malformed_batch: return "malformed-batch";
+    case FrameVerdict::not_running: return "not-running";
+  }
+  return "unknown";
+}
+
+const char* to_string(SelfState s) {
+  switch (s) {
+    case SelfState::listening: return "listening";
+    case SelfState::joining: return "joining";
+    case SelfState::member: return "member";
+    case SelfState::silent: return "silent";
+    case SelfState::stopped: return "stopped";
+  }
+  return "unknown";
+}
+
+Result<bool> NodeConfig::validate() const {
+  auto s = Schedule::create(schedule);
+  if (!s) return s.error();
+  const auto n = static_cast<int>(schedule.slots.size());
+  if (self >= n)
+    return Error{"node id " + std::to_string(self) + " is not in the schedule (nodes 0.." +
+                 std::to_string(n - 1) + ")", Errc::node_not_in_schedule};
+  if (frame_bytes_max > 9000) return Error{"frame size above 9000 bytes (jumbo frame limit)"};
+  if (payload_bytes_max == 0 || payload_bytes_max > UINT16_MAX)
+    return Error{"payload size must be 1..65535 bytes"};
+  const size_t need = kFrameOverhead + kBatchHeaderBytes + kBatchEntryHeaderBytes + payload_bytes_max;
+  if (frame_bytes_max < need)
+    return Error{"frame size " + std::to_string(frame_bytes_max) +
+                 " bytes cannot carry one message of the maximum payload (needs " +
+                 std::to_string(need) + " bytes)"};
+  if (queue_msgs_max == 0) return Error{"queue must hold at least one message"};
+  if (queue_bytes_max < payload_bytes_max)
+    return Error{"queue bytes must be at least the maximum payload"};
+  if (batch_msgs_max == 0 || batch_msgs_max > 4096) return Error{"batch size must be 1..4096 messages"};
+  if (two_member_wait_cycles < 1) return Error{"two-member wait must be at least one cycle"};
+  if (rejoin_silence_cycles < 2)
+    return Error{"rejoin silence must be at least two cycles (seed 000 §5.3.2)"};
+  if (stall_limit_ns < 0) return Error{"stall limit must not be negative"};
+  if (kappa < 1 || kappa > 16) return Error{"kappa must be 1..16 cycles"};
+  if (otfp_window < 4 || otfp_window > 64) return Error{"the otfp window must be 4..64 instances"};
+  return true;
 }
 
 }  // namespace tob::core

@@ -25,7 +25,7 @@
 #include "core/ic_wire.h"
 #include "core/kv_batch.h"
 #include "core/kv_store.h"
-#include "core/node.h"
+#include "core/engine.h"
 #include "core/result.h"
 #include "core/schedule.h"
 

@@ -34,6 +34,7 @@ inline constexpr size_t kSectionHeaderBytes = 4;
 inline constexpr size_t kTrailerBytes = 4;
 inline constexpr size_t kMinFrameBytes = kHeaderBytes + kTrailerBytes;
 inline constexpr size_t kMaxSectionBody = 0xFFFF;
+inline constexpr size_t kMembershipBodyBytes = 8;  // section 8: members u64
 
 // slot: the ordering engine's frames (mars, otfp). ic: interactive-consistency round data
 // (core/ic_wire.h), sent in the same slot in frames of their own; drivers hand each kind to its

@@ -21,7 +21,7 @@
 #include <memory>
 #include <vector>
 
-#include "core/node.h"
+#include "core/engine.h"
 #include "core/result.h"
 #include "dataplane/cluster_config.h"
 #include "dataplane/shm_layout.h"

@@ -12,7 +12,7 @@
 
 #include "core/engine.h"
 #include "core/ic_node.h"
-#include "core/node.h"
+#include "core/engine.h"
 #include "core/result.h"
 #include "dataplane/shm_layout.h"
 

@@ -15,7 +15,7 @@
 #include <atomic>
 #include <cstdint>
 
-#include "core/node.h"
+#include "core/engine.h"
 #include "dataplane/acceptor_log.h"
 #include "dataplane/cluster_config.h"
 #include "dataplane/ether.h"

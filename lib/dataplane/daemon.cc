@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "core/engine_factory.h"
 #include "dataplane/acceptor_log.h"
 #include "dataplane/client_hub.h"
 #include "dataplane/cluster_config.h"

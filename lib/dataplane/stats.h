@@ -9,7 +9,7 @@
 #include <string>
 
 #include "core/ic_node.h"
-#include "core/node.h"
+#include "core/engine.h"
 #include "core/wire.h"
 #include "dataplane/acceptor_log.h"
 #include "dataplane/global_clock.h"

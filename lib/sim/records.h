@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/node.h"
+#include "core/engine.h"
 #include "sim/scenario.h"
 
 namespace tob::sim {

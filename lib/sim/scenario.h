@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "core/engine.h"
-#include "core/node.h"
+#include "core/engine.h"
 
 namespace tob::sim {
 

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "core/batch.h"
+#include "core/engine_factory.h"
 #include "core/otfp_log.h"
 #include "sim/format.h"
 #include "core/wire.h"

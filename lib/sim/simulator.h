@@ -1,4 +1,4 @@
-// Deterministic cluster simulator (DESIGN §3, §11): N core::Node instances in one thread on
+// Deterministic cluster simulator (docs/simulator.md): N core::Engine instances (mars or otfp) in one thread on
 // virtual time, driven by one seed. The network model, faults and workload come from a
 // Scenario; everything observed goes to Records, which the checkers judge.
 #pragma once
@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "core/node.h"
+#include "core/engine.h"
 #include "core/otfp_node.h"
 #include "core/result.h"
 #include "sim/records.h"

@@ -1,4 +1,4 @@
-// core::Node driven directly, without the simulator: what it does with each kind of bad frame,
+// core::MarsNode driven directly, without the simulator: what it does with each kind of bad frame,
 // backpressure, its first announcement, and a timing failure of its own driver.
 #include <catch2/catch.hpp>
 
@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "core/bytes.h"
-#include "core/node.h"
+#include "core/mars_node.h"
 
 namespace tob::core {
 namespace {
@@ -62,19 +62,19 @@ Built frame_with_section(NodeId sender, uint64_t cycle, SectionType type, std::v
   return b;
 }
 
-Node make(NodeId self) {
-  auto n = Node::create(config(self));
+MarsNode make(NodeId self) {
+  auto n = MarsNode::create(config(self));
   REQUIRE(n.ok());
   return std::move(n.value());
 }
 
-int64_t in_window(const Node& n, int64_t cycle, NodeId sender) {
+int64_t in_window(const MarsNode& n, int64_t cycle, NodeId sender) {
   return n.schedule().transmit_ns(cycle, sender) + 20'000;
 }
 
 // Four nodes on one timeline with a perfect network (each frame arrives 20 us after it left).
 struct Cluster {
-  std::vector<Node> nodes;
+  std::vector<MarsNode> nodes;
   struct Pending {
     int64_t at;
     int from;
@@ -131,7 +131,7 @@ struct Cluster {
 }  // namespace
 
 TEST_CASE("a node rejects frames of other clusters, unknown senders and its own frames") {
-  Node n = make(3);
+  MarsNode n = make(3);
   n.on_time(0);
   CHECK(n.on_frame(frame(1, 0, Stage::active, 2).view(), in_window(n, 0, 1)) == FrameVerdict::wrong_cluster);
   CHECK(n.on_frame(frame(9, 0).view(), in_window(n, 0, 1)) == FrameVerdict::unknown_sender);
@@ -142,7 +142,7 @@ TEST_CASE("a node rejects frames of other clusters, unknown senders and its own 
 }
 
 TEST_CASE("frames outside their sender's reception window are timing failures") {
-  Node n = make(3);
+  MarsNode n = make(3);
   n.on_time(0);
   const Window w = n.schedule().reception_window(0, 1);
   CHECK(n.on_frame(frame(1, 0).view(), w.open_ns - 1) == FrameVerdict::outside_window);   // early
@@ -152,7 +152,7 @@ TEST_CASE("frames outside their sender's reception window are timing failures") 
 }
 
 TEST_CASE("the second copy of a pair and repeats are duplicates") {
-  Node n = make(3);
+  MarsNode n = make(3);
   n.on_time(0);
   CHECK(n.on_frame(frame(1, 0).view(), in_window(n, 0, 1)) == FrameVerdict::accepted);
   CHECK(n.on_frame(frame(1, 0, Stage::active, 1, kFlagSecondCopy).view(), in_window(n, 0, 1) + 5000) ==
@@ -160,7 +160,7 @@ TEST_CASE("the second copy of a pair and repeats are duplicates") {
 }
 
 TEST_CASE("a frame with a malformed batch or membership section counts as an omission") {
-  Node n = make(3);
+  MarsNode n = make(3);
   n.on_time(0);
   std::vector<uint8_t> bad_batch = {0, 2, 0, 0, 1, 2, 3};  // claims two entries, has none
   CHECK(n.on_frame(frame_with_section(1, 0, SectionType::app_batch, bad_batch).view(), in_window(n, 0, 1)) ==
@@ -173,9 +173,9 @@ TEST_CASE("a frame with a malformed batch or membership section counts as an omi
 TEST_CASE("submission is refused with backpressure when the queue is full, never dropped") {
   NodeConfig c = config(0);
   c.queue_msgs_max = 2;
-  auto made = Node::create(c);
+  auto made = MarsNode::create(c);
   REQUIRE(made.ok());
-  Node& n = made.value();
+  MarsNode& n = made.value();
   const uint8_t p[8] = {};
   CHECK(n.submit(0, p, 0).status == SubmitStatus::ok);
   CHECK(n.submit(0, p, 0).msg_id == 1);
@@ -187,7 +187,7 @@ TEST_CASE("submission is refused with backpressure when the queue is full, never
 }
 
 TEST_CASE("a new node listens one cycle, then announces itself twice in its slot") {
-  Node n = make(2);
+  MarsNode n = make(2);
   n.on_time(0);
   CHECK(n.take_actions().tx.empty());
   n.on_time(n.schedule().membership_point_ns(0, 2));
@@ -210,11 +210,11 @@ TEST_CASE("a new node listens one cycle, then announces itself twice in its slot
 TEST_CASE("four nodes form a membership; a member called too late shuts itself down") {
   Cluster c;
   c.run_until(5 * kCycle);
-  for (const Node& n : c.nodes) {
+  for (const MarsNode& n : c.nodes) {
     CHECK(n.is_member());
     CHECK(n.member_count() == 4);
   }
-  // Node 3's driver stalls for two cycles: a timing failure it must not act through.
+  // MarsNode 3's driver stalls for two cycles: a timing failure it must not act through.
   c.nodes[3].on_time(c.now + 2 * kCycle);
   c.collect(3);
   REQUIRE_FALSE(c.events[3].empty());

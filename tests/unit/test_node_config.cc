@@ -1,10 +1,10 @@
-// Node configuration validation (lib/core/node.h): every error names what to change, and the
+// MarsNode configuration validation (lib/core/node.h): every error names what to change, and the
 // default configuration of a 4-node cluster creates a node.
 #include <catch2/catch.hpp>
 
 #include <string>
 
-#include "core/node.h"
+#include "core/mars_node.h"
 
 namespace tob::core {
 namespace {
@@ -21,7 +21,7 @@ void expect_error(const NodeConfig& c, const std::string& needle) {
   REQUIRE_FALSE(r.ok());
   INFO("message: " << r.error().message);
   CHECK(r.error().message.find(needle) != std::string::npos);
-  auto n = Node::create(c);
+  auto n = MarsNode::create(c);
   REQUIRE_FALSE(n.ok());
   CHECK(n.error().message == r.error().message);
 }
@@ -36,7 +36,7 @@ TEST_CASE("a default 4-node configuration validates and creates a node", "[node_
   for (NodeId self = 0; self < 4; ++self) {
     const NodeConfig c = default_config(self);
     REQUIRE(c.validate().ok());
-    auto n = Node::create(c);
+    auto n = MarsNode::create(c);
     REQUIRE(n.ok());
     CHECK(n.value().self() == self);
     CHECK(n.value().self_state() == SelfState::listening);
@@ -69,7 +69,7 @@ TEST_CASE("node config rejects a frame too small for one message of the maximum 
   expect_error(c, "cannot carry one message of the maximum payload");
   c.frame_bytes_max = kOneMessageOverhead + 1024;  // exactly enough
   CHECK(c.validate().ok());
-  CHECK(Node::create(c).ok());
+  CHECK(MarsNode::create(c).ok());
   c.frame_bytes_max = 9001;
   expect_error(c, "above 9000 bytes");
 }

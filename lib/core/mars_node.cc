@@ -1,4 +1,4 @@
-#include "core/node.h"
+#include "core/mars_node.h"
 
 #include <algorithm>
 #include <bit>
@@ -11,104 +11,19 @@ namespace tob::core {
 namespace {
 
 constexpr uint64_t bit(NodeId n) { return uint64_t{1} << n; }
-constexpr size_t kMembershipBody = 8;
 // Header, trailer, membership section and the batch section's header.
-constexpr size_t kFrameOverhead =
-    kMinFrameBytes + 2 * kSectionHeaderBytes + kMembershipBody;
+constexpr size_t kFrameOverhead = kMinFrameBytes + 2 * kSectionHeaderBytes + kMembershipBodyBytes;
 
 }  // namespace
 
-const char* to_string(Reason r) {
-  switch (r) {
-    case Reason::none: return "none";
-    case Reason::sender_omission: return "sender omission";
-    case Reason::receiver_omission: return "receiver omission";
-    case Reason::suspicion_confirmed: return "suspicion confirmed";
-    case Reason::not_admitted: return "not admitted";
-    case Reason::two_member_timeout: return "two-member timeout";
-    case Reason::scheduling_delay: return "scheduling delay";
-    case Reason::view_disagreement: return "membership view disagreement";
-    case Reason::left: return "left";
-    case Reason::too_few_members: return "too few members";
-  }
-  return "unknown";
-}
-
-const char* to_string(EventKind k) {
-  switch (k) {
-    case EventKind::membership_created: return "membership-created";
-    case EventKind::admitted: return "admitted";
-    case EventKind::removed: return "removed";
-    case EventKind::self_shutdown: return "self-shutdown";
-    case EventKind::suspicion_raised: return "suspicion-raised";
-    case EventKind::suspicion_cleared: return "suspicion-cleared";
-    case EventKind::rejoin_started: return "rejoin-started";
-    case EventKind::instances_skipped: return "instances-skipped";
-  }
-  return "unknown";
-}
-
-const char* to_string(FrameVerdict v) {
-  switch (v) {
-    case FrameVerdict::accepted: return "accepted";
-    case FrameVerdict::duplicate: return "duplicate";
-    case FrameVerdict::wrong_cluster: return "wrong-cluster";
-    case FrameVerdict::own_frame: return "own-frame";
-    case FrameVerdict::unknown_sender: return "unknown-sender";
-    case FrameVerdict::outside_window: return "outside-window";
-    case FrameVerdict::malformed_batch: return "malformed-batch";
-    case FrameVerdict::not_running: return "not-running";
-  }
-  return "unknown";
-}
-
-const char* to_string(SelfState s) {
-  switch (s) {
-    case SelfState::listening: return "listening";
-    case SelfState::joining: return "joining";
-    case SelfState::member: return "member";
-    case SelfState::silent: return "silent";
-    case SelfState::stopped: return "stopped";
-  }
-  return "unknown";
-}
-
-Result<bool> NodeConfig::validate() const {
-  auto s = Schedule::create(schedule);
-  if (!s) return s.error();
-  const auto n = static_cast<int>(schedule.slots.size());
-  if (self >= n)
-    return Error{"node id " + std::to_string(self) + " is not in the schedule (nodes 0.." +
-                 std::to_string(n - 1) + ")", Errc::node_not_in_schedule};
-  if (frame_bytes_max > 9000) return Error{"frame size above 9000 bytes (jumbo frame limit)"};
-  if (payload_bytes_max == 0 || payload_bytes_max > UINT16_MAX)
-    return Error{"payload size must be 1..65535 bytes"};
-  const size_t need = kFrameOverhead + kBatchHeaderBytes + kBatchEntryHeaderBytes + payload_bytes_max;
-  if (frame_bytes_max < need)
-    return Error{"frame size " + std::to_string(frame_bytes_max) +
-                 " bytes cannot carry one message of the maximum payload (needs " +
-                 std::to_string(need) + " bytes)"};
-  if (queue_msgs_max == 0) return Error{"queue must hold at least one message"};
-  if (queue_bytes_max < payload_bytes_max)
-    return Error{"queue bytes must be at least the maximum payload"};
-  if (batch_msgs_max == 0 || batch_msgs_max > 4096) return Error{"batch size must be 1..4096 messages"};
-  if (two_member_wait_cycles < 1) return Error{"two-member wait must be at least one cycle"};
-  if (rejoin_silence_cycles < 2)
-    return Error{"rejoin silence must be at least two cycles (seed 000 §5.3.2)"};
-  if (stall_limit_ns < 0) return Error{"stall limit must not be negative"};
-  if (kappa < 1 || kappa > 16) return Error{"kappa must be 1..16 cycles"};
-  if (otfp_window < 4 || otfp_window > 64) return Error{"the otfp window must be 4..64 instances"};
-  return true;
-}
-
-Result<Node> Node::create(const NodeConfig& config) {
+Result<MarsNode> MarsNode::create(const NodeConfig& config) {
   auto ok = config.validate();
   if (!ok) return ok.error();
   auto sched = Schedule::create(config.schedule);
-  return Node(config, std::move(sched.value()));
+  return MarsNode(config, std::move(sched.value()));
 }
 
-Node::Node(const NodeConfig& config, Schedule sched)
+MarsNode::MarsNode(const NodeConfig& config, Schedule sched)
     : config_(config),
       sched_(std::move(sched)),
       self_(config.self),
@@ -130,16 +45,16 @@ Node::Node(const NodeConfig& config, Schedule sched)
   actions_.undelivered.reserve(2 * config_.batch_msgs_max);
 }
 
-void Node::clear_if_taken() { core::clear_if_taken(actions_, taken_); }
+void MarsNode::clear_if_taken() { core::clear_if_taken(actions_, taken_); }
 
-const Actions& Node::take_actions() { return core::take_actions(actions_, taken_); }
+const Actions& MarsNode::take_actions() { return core::take_actions(actions_, taken_); }
 
-int64_t Node::next_deadline_ns() const {
+int64_t MarsNode::next_deadline_ns() const {
   if (!started_) return INT64_MIN;
   return sched_.turn(next_seq_).membership_point_ns;
 }
 
-SubmitResult Node::submit(uint16_t client, std::span<const uint8_t> payload, int64_t submit_ns) {
+SubmitResult MarsNode::submit(uint16_t client, std::span<const uint8_t> payload, int64_t submit_ns) {
   const SubmitStatus st = queue_.push(client, payload, submit_ns, next_msg_id_);
   if (st != SubmitStatus::ok) {
     ++counters_.msgs_refused;
@@ -149,18 +64,18 @@ SubmitResult Node::submit(uint16_t client, std::span<const uint8_t> payload, int
   return {st, next_msg_id_++};
 }
 
-void Node::stop() {
+void MarsNode::stop() {
   clear_if_taken();
   state_ = SelfState::stopped;
 }
 
-void Node::on_time(int64_t now_ns) {
+void MarsNode::on_time(int64_t now_ns) {
   clear_if_taken();
   if (state_ == SelfState::stopped) return;
   advance(now_ns);
 }
 
-void Node::advance(int64_t now_ns) {
+void MarsNode::advance(int64_t now_ns) {
   if (!started_) {
     started_ = true;
     const int64_t start = std::max(now_ns, sched_.epoch_ns());
@@ -189,11 +104,11 @@ void Node::advance(int64_t now_ns) {
   }
 }
 
-bool Node::fresh(NodeId j, int64_t after_seq) const {
+bool MarsNode::fresh(NodeId j, int64_t after_seq) const {
   return rows_[j].valid && rows_[j].seq > after_seq;
 }
 
-void Node::process_turn(const Turn& t) {
+void MarsNode::process_turn(const Turn& t) {
   last_turn_cycle_ = t.cycle;
   if (state_ == SelfState::silent && t.membership_point_ns >= silent_until_ns_) {
     // It kept receiving while silent, so the silence also served as its listening cycle.
@@ -232,7 +147,7 @@ void Node::process_turn(const Turn& t) {
   }
 }
 
-void Node::record_view(int64_t seq) {
+void MarsNode::record_view(int64_t seq) {
   view_history_[static_cast<size_t>(seq) % kViewHistory] = {seq, members_};
 }
 
@@ -241,7 +156,7 @@ void Node::record_view(int64_t seq) {
 // compared with this node's set after the same turn. Inside the fault hypothesis a node whose
 // view diverged (e.g. below three members, where no decisions are taken) is outvoted here: it
 // shuts down unless its view has a strict majority among itself and the members it heard.
-bool Node::view_disagreement(const Turn& t) const {
+bool MarsNode::view_disagreement(const Turn& t) const {
   const int64_t prev = t.seq - n_;
   int agree = 1;  // this node
   int disagree = 0;
@@ -256,7 +171,7 @@ bool Node::view_disagreement(const Turn& t) const {
   return disagree > 0 && disagree >= agree;
 }
 
-void Node::decide(const Turn& t) {
+void MarsNode::decide(const Turn& t) {
   const NodeId n = t.node;
   const int64_t prev = t.seq - n_;  // n's previous slot
   const bool got = rows_[n].valid && rows_[n].seq == prev;
@@ -338,7 +253,7 @@ void Node::decide(const Turn& t) {
   }
 }
 
-void Node::receiver_omission_check(const Turn& t) {
+void MarsNode::receiver_omission_check(const Turn& t) {
   // seed 000 §6.2.2, checked by n = self at its own membership point over the last cycle.
   const int self_pos = sched_.position_of(self_);
   int missing = 0;
@@ -380,19 +295,19 @@ void Node::receiver_omission_check(const Turn& t) {
     shutdown(t, Reason::receiver_omission);
 }
 
-std::span<uint8_t> Node::message_buffer(NodeId n, int64_t cycle) {
+std::span<uint8_t> MarsNode::message_buffer(NodeId n, int64_t cycle) {
   const auto idx = static_cast<size_t>(cycle % kMessageSlots);
   const size_t off = (static_cast<size_t>(n) * kMessageSlots + idx) * batch_bytes_max_;
   return {message_bytes_.data() + off, batch_bytes_max_};
 }
 
-const Node::Message* Node::message_of(NodeId n, int64_t cycle) const {
+const MarsNode::Message* MarsNode::message_of(NodeId n, int64_t cycle) const {
   if (cycle < 0) return nullptr;
   const Message& m = messages_[n][static_cast<size_t>(cycle % kMessageSlots)];
   return m.cycle == cycle ? &m : nullptr;
 }
 
-void Node::deliver_message(const Turn& t, NodeId n) {
+void MarsNode::deliver_message(const Turn& t, NodeId n) {
   const Message* m = message_of(n, t.cycle - 1);
   if (m == nullptr || m->count == 0) return;
   const auto idx = static_cast<size_t>(m->cycle % kMessageSlots);
@@ -411,7 +326,7 @@ void Node::deliver_message(const Turn& t, NodeId n) {
   }
 }
 
-void Node::discard_message(const Turn& t, NodeId n, Reason why) {
+void MarsNode::discard_message(const Turn& t, NodeId n, Reason why) {
   if (n != self_) return;
   const Message* m = message_of(n, t.cycle - 1);
   if (m == nullptr || m->count == 0) return;
@@ -431,7 +346,7 @@ void Node::discard_message(const Turn& t, NodeId n, Reason why) {
   messages_[n][idx].count = 0;  // decided once
 }
 
-void Node::set_members(uint64_t members) {
+void MarsNode::set_members(uint64_t members) {
   members_ = members;
   member_count_ = std::popcount(members);
   for (NodeId k = 0; k < n_; ++k) {
@@ -443,7 +358,7 @@ void Node::set_members(uint64_t members) {
   }
 }
 
-void Node::admit(const Turn& t, NodeId n, bool created) {
+void MarsNode::admit(const Turn& t, NodeId n, bool created) {
   set_members(members_ | bit(n));
   if (n == self_) {
     state_ = SelfState::member;
@@ -454,7 +369,7 @@ void Node::admit(const Turn& t, NodeId n, bool created) {
     emit(created ? EventKind::membership_created : EventKind::admitted, n, Reason::none, t);
 }
 
-void Node::remove(const Turn& t, NodeId n, Reason why) {
+void MarsNode::remove(const Turn& t, NodeId n, Reason why) {
   if (n == self_) {
     shutdown(t, why);
     return;
@@ -465,7 +380,7 @@ void Node::remove(const Turn& t, NodeId n, Reason why) {
   if (state_ == SelfState::member) emit(EventKind::removed, n, why, t);
 }
 
-void Node::shutdown(const Turn& t, Reason why) {
+void MarsNode::shutdown(const Turn& t, Reason why) {
   if (state_ == SelfState::silent || state_ == SelfState::stopped) return;
   // The own batch sent last and not yet decided: its outcome is unknown to this node. At its
   // own turn that is the previous cycle's; at another node's turn, the latest own slot before.
@@ -484,7 +399,7 @@ void Node::shutdown(const Turn& t, Reason why) {
   small_group_cycles_ = 0;
 }
 
-void Node::emit(EventKind k, NodeId n, Reason r, const Turn& t) {
+void MarsNode::emit(EventKind k, NodeId n, Reason r, const Turn& t) {
   if (actions_.events.size() == actions_.events.capacity()) {  // bounded per call
     ++counters_.events_dropped;
     return;
@@ -492,7 +407,7 @@ void Node::emit(EventKind k, NodeId n, Reason r, const Turn& t) {
   actions_.events.push_back({k, n, r, t.cycle, t.seq, t.membership_point_ns, members_});
 }
 
-void Node::transmit(const Turn& t) {
+void MarsNode::transmit(const Turn& t) {
   const bool member = state_ == SelfState::member;
   // Own batch first, straight into this node's message buffer (delivered from there).
   Message& own = messages_[self_][static_cast<size_t>(t.cycle % kMessageSlots)];
@@ -533,7 +448,7 @@ void Node::transmit(const Turn& t) {
     FrameWriter w(buf);
     w.begin(h);
     if (member) {
-      uint8_t body[kMembershipBody];
+      uint8_t body[kMembershipBodyBytes];
       store_be64(body, members_);
       w.add_section(SectionType::membership, 0, body);
     }
@@ -547,7 +462,7 @@ void Node::transmit(const Turn& t) {
   tx_turn_ ^= 1;
 }
 
-FrameVerdict Node::on_frame(const FrameView& frame, int64_t rx_ns) {
+FrameVerdict MarsNode::on_frame(const FrameView& frame, int64_t rx_ns) {
   clear_if_taken();
   const auto verdict = [&](FrameVerdict v) {
     ++counters_.frames_rx[static_cast<int>(v)];
@@ -582,7 +497,7 @@ FrameVerdict Node::on_frame(const FrameView& frame, int64_t rx_ns) {
         return verdict(FrameVerdict::malformed_batch);
       batch = s.body;
     } else if (s.type == SectionType::membership) {
-      if (s.body.size() != kMembershipBody) return verdict(FrameVerdict::malformed_batch);
+      if (s.body.size() != kMembershipBodyBytes) return verdict(FrameVerdict::malformed_batch);
       members = load_be64(s.body.data());
       has_members = true;
     }
