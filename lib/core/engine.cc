@@ -52,7 +52,7 @@ const char* to_string(FrameVerdict v) {
     case FrameVerdict::own_frame: return "own-frame";
     case FrameVerdict::unknown_sender: return "unknown-sender";
     case FrameVerdict::outside_window: return "outside-window";
-    case FrameVerdict::malformed_batch: return "malformed-batch";
+    case FrameVerdict::malformed_section: return "malformed-section";
     case FrameVerdict::not_running: return "not-running";
   }
   return "unknown";

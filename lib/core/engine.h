@@ -156,7 +156,7 @@ enum class FrameVerdict : uint8_t {
   own_frame,
   unknown_sender,
   outside_window,   // timing failure: early, late, or for another cycle
-  malformed_batch,
+  malformed_section,  // a section that does not parse: batch, membership or otfp (an omission)
   not_running,
 };
 inline constexpr int kFrameVerdictCount = 8;

@@ -494,10 +494,10 @@ FrameVerdict MarsNode::on_frame(const FrameView& frame, int64_t rx_ns) {
   for (size_t off = 0; frame.next_section(off, s);) {
     if (s.type == SectionType::app_batch) {
       if (s.body.size() > batch_bytes_max_ || !validate_batch(s.body, &batch_count))
-        return verdict(FrameVerdict::malformed_batch);
+        return verdict(FrameVerdict::malformed_section);
       batch = s.body;
     } else if (s.type == SectionType::membership) {
-      if (s.body.size() != kMembershipBodyBytes) return verdict(FrameVerdict::malformed_batch);
+      if (s.body.size() != kMembershipBodyBytes) return verdict(FrameVerdict::malformed_section);
       members = load_be64(s.body.data());
       has_members = true;
     }

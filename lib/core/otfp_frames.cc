@@ -109,7 +109,7 @@ FrameVerdict OtfpNode::on_frame(const FrameView& frame, int64_t rx_ns) {
   bool has_state = false;
   const FrameVerdict v = validate(frame, &has_state);
   if (v != FrameVerdict::accepted) return verdict(v);
-  if (!has_state) return verdict(FrameVerdict::malformed_batch);  // not an otfp frame
+  if (!has_state) return verdict(FrameVerdict::malformed_section);  // not an otfp frame
 
   heard_cycle_[s] = std::max(heard_cycle_[s], c);
   if ((h.flags & kFlagSecondCopy) == 0) last_first_copy_[s] = c;
@@ -123,7 +123,7 @@ FrameVerdict OtfpNode::validate(const FrameView& frame, bool* has_state) const {
   // Every section before acting on any: a malformed frame is an omission, never half applied.
   SectionView sec;
   for (size_t off = 0; frame.next_section(off, sec);) {
-    if (!valid_section(sec, frame.header.sender, n_, batch_bytes_max_)) return FrameVerdict::malformed_batch;
+    if (!valid_section(sec, frame.header.sender, n_, batch_bytes_max_)) return FrameVerdict::malformed_section;
     if (sec.type == SectionType::otfp_state) *has_state = true;
   }
   return FrameVerdict::accepted;

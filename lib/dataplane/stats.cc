@@ -114,6 +114,8 @@ void visit_stats(const StatsSources& s, StatsVisitor& v) {
   const core::NodeCounters& c = n.counters;
   for (int k = 0; k < core::kFrameVerdictCount; ++k)
     v.u64(key("node_frames_rx_", core::to_string(static_cast<core::FrameVerdict>(k))), c.frames_rx[k]);
+  // The name before the verdict covered membership and otfp sections too (kept for readers of it).
+  v.u64("node_frames_rx_malformed_batch", c.frames_rx[static_cast<int>(core::FrameVerdict::malformed_section)]);
   v.u64("node_frames_tx", c.frames_tx);
   v.u64("node_msgs_submitted", c.msgs_submitted);
   v.u64("node_msgs_refused", c.msgs_refused);

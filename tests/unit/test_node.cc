@@ -164,9 +164,9 @@ TEST_CASE("a frame with a malformed batch or membership section counts as an omi
   n.on_time(0);
   std::vector<uint8_t> bad_batch = {0, 2, 0, 0, 1, 2, 3};  // claims two entries, has none
   CHECK(n.on_frame(frame_with_section(1, 0, SectionType::app_batch, bad_batch).view(), in_window(n, 0, 1)) ==
-        FrameVerdict::malformed_batch);
+        FrameVerdict::malformed_section);
   CHECK(n.on_frame(frame_with_section(2, 0, SectionType::membership, {1, 2, 3}).view(), in_window(n, 0, 2)) ==
-        FrameVerdict::malformed_batch);
+        FrameVerdict::malformed_section);
   CHECK(n.stage_of(1) == Stage::inactive);  // nothing of the frame was taken
 }
 
