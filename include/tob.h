@@ -1,4 +1,4 @@
-/* dpdk-tob client API (DESIGN §1, §9): co-located DPDK applications submit messages to the
+/* dpdk-tob client API (docs/architecture.md): co-located DPDK applications submit messages to the
  * node's total order broadcast and receive the cluster's deliveries through shared rings.
  *
  * The application is a DPDK secondary process of the node's dpdk-tob daemon: it calls

@@ -57,8 +57,8 @@ def progress(text: str) -> None:
 def tx_error(args: argparse.Namespace) -> int:
     run = Path("/tmp/dpdk-tob-perf")
     env = base_env(run, args.cycle_ns)
-    # Node 0 polls alone on the last CPU; the three idle nodes share CPU 0 (DESIGN §12: a spinning
-    # sender must not share its core with the others).
+    # Node 0 polls alone on the last CPU; the three idle nodes share CPU 0 (docs/architecture.md
+    # "Facts of this machine": a spinning sender must not share its core with the others).
     last_cpu = os.cpu_count() - 1 if os.cpu_count() else 1
     policy = "--idle poll --rt-priority 0" if args.node0 == "poll" else "--idle sleep --rt-priority 20"
     env["TOB_NODE_ARGS_0"] = f"{policy} --tx-method spin,sleep,hybrid"

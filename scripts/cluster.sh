@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A real dpdk-tob cluster on one machine (DESIGN §11): one network namespace per node, each with
+# A real dpdk-tob cluster on one machine (docs/architecture.md "Testing on one machine"): one network namespace per node, each with
 # a veth leg on a Linux bridge that lives in its own "switch" namespace, and one dpdk-tob per
 # node namespace on DPDK net_af_packet with its own --file-prefix. Nothing touches the host's
 # own network: every interface is created inside namespaces this script owns.

@@ -247,7 +247,8 @@ int tob_submit(tob_client* c, const void* payload, size_t length) {
   if (c->detached || state_of(c->slot) != SlotState::attached) return TOB_EDETACHED;
   if (length > c->shm->payload_bytes_max) return TOB_ETOOLARGE;
   ClientSlot& slot = *c->slot;
-  // A client that does not read its deliveries may not add more (backpressure, DESIGN §9).
+  // A client that does not read its deliveries may not add more (backpressure, docs/architecture.md
+  // "Dataplane").
   if (slot.lagging.load(std::memory_order_acquire) != 0) {
     slot.refused.fetch_add(1, std::memory_order_relaxed);
     return TOB_EAGAIN;
@@ -302,7 +303,7 @@ int64_t tob_wait_release(tob_client* c, const tob_delivery* d) {
   const uint64_t target = tob::dataplane::ns_to_tsc(fit, c->shm->knobs, d->release_ns);
   // Sleep through most of a long wait (so that many waiting applications do not spin against
   // each other), then spin the last stretch on the TSC: sleeping alone wakes tens of
-  // microseconds late (DESIGN §12).
+  // microseconds late (docs/architecture.md "Facts of this machine").
   const int64_t remaining_ns = d->release_ns - tob::dataplane::tsc_to_ns(fit, c->shm->knobs, __rdtsc());
   if (remaining_ns > kSpinAheadNs) {
     const int64_t sleep_ns = remaining_ns - kSpinAheadNs;

@@ -1,4 +1,4 @@
-// Big-endian load/store on raw bytes (wire format, DESIGN §5). Callers check bounds first.
+// Big-endian load/store on raw bytes (wire format, docs/wire-format.md). Callers check bounds first.
 #pragma once
 
 #include <cstdint>

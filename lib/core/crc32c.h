@@ -1,4 +1,4 @@
-// CRC32C (Castagnoli), the frame trailer of DESIGN §5. Uses the SSE4.2 instruction when the
+// CRC32C (Castagnoli), the frame trailer of docs/wire-format.md. Uses the SSE4.2 instruction when the
 // CPU has it and a slicing-by-8 table otherwise; both give identical results.
 #pragma once
 

@@ -1,4 +1,4 @@
-// Interactive consistency in the TDMA schedule and the time-aware key-value store (DESIGN §8,
+// Interactive consistency in the TDMA schedule and the time-aware key-value store (docs/protocol-ic.md,
 // seed 004, docs/protocol-ic.md). A component the drivers run next to the ordering engine, in the
 // same style: inputs in, actions out, virtual time only, no allocation after create().
 //

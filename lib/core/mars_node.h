@@ -23,7 +23,7 @@ class MarsNode final : public Engine {
   // Outputs accumulated since the last call (a second call without an input in between returns
   // nothing new); valid until the next on_time/on_frame/stop.
   const Actions& take_actions() override;
-  // Leave by going silent (DESIGN: SIGINT leaves the membership by going silent).
+  // Leave by going silent: SIGINT leaves the membership by going silent (docs/operations.md).
   void stop() override;
 
   // Next instant at which on_time must be called (the next membership point).

@@ -1,4 +1,4 @@
-// TDMA schedule and time arithmetic (DESIGN §4, seed 000 §6.2).
+// TDMA schedule and time arithmetic (docs/architecture.md "Time and schedule", seed 000 §6.2).
 //
 // Time is int64 nanoseconds on the global (TAI) scale. Cycle c starts at epoch + c * cycle.
 // Node n owns the slot [offset_n, offset_n + length_n) of every cycle. A node's *turn*:

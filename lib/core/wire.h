@@ -1,4 +1,4 @@
-// Wire codec for slot frames: header, section framing and CRC32C trailer (DESIGN §5,
+// Wire codec for slot frames: header, section framing and CRC32C trailer (docs/wire-format.md,
 // docs/wire-format.md). The codec covers the TOB payload of an Ethernet frame; the dataplane
 // adds the Ethernet (and 802.1Q) header.
 //

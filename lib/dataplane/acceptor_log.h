@@ -1,4 +1,4 @@
-// The otfp acceptor log on disk (DESIGN §7, docs/protocol-otfp.md "Durability"). The control
+// The otfp acceptor log on disk (docs/protocol-otfp.md "Durability"). The control
 // lcore appends the engine's records (Actions::persist) to an in-memory byte ring, never
 // blocking; a control thread (`tob-log`) writes them to the file and, with durability sync,
 // fdatasync()s, then publishes how far the file is durable. A frame leaves the node only when

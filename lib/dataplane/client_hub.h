@@ -1,4 +1,4 @@
-// The daemon's side of include/tob.h (DESIGN §1, §9): the shared memzone, the delivery pool,
+// The daemon's side of include/tob.h (docs/architecture.md): the shared memzone, the delivery pool,
 // one delivery ring per client slot, and the history of the latest deliveries.
 //
 // Every delivery becomes one mbuf (DeliveryRecord + payload) in the history, numbered densely

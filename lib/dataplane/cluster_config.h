@@ -1,4 +1,4 @@
-// Cluster configuration file (DESIGN §10, docs/configuration.md): INI read with DPDK's
+// Cluster configuration file (docs/configuration.md, docs/configuration.md): INI read with DPDK's
 // rte_cfgfile and validated completely before anything touches the wire. Every error names
 // the file, the section and key, and the reason.
 #pragma once

@@ -1,4 +1,4 @@
-// What the daemon's lcores and threads share (DESIGN §1, §9): configuration, the TSC clock,
+// What the daemon's lcores and threads share (docs/architecture.md): configuration, the TSC clock,
 // the rings between roles, the pools, statistics and the stop flag. Built once at start-up in
 // daemon.cc; the roles hold a reference and never allocate.
 //

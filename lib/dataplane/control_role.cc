@@ -188,7 +188,8 @@ void ControlRole::advance_time(int64_t now_ns, uint64_t now_tsc) {
   if (deadline != INT64_MIN && now_ns < deadline) return;
   int64_t core_now = now_ns;
   if (ctx_.split_rx && deadline != INT64_MIN) {
-    // Frames received before the membership point must reach the node first (DESIGN §9).
+    // Frames received before the membership point must reach the node first (docs/architecture.md
+    // "Dataplane").
     const int64_t mark_ns = ctx_.clock.to_ns(ctx_.rx_watermark_tsc.load(std::memory_order_acquire));
     if (mark_ns < deadline) {
       if (watermark_wait_since_tsc_ == 0) {

@@ -1,12 +1,12 @@
-// Control role (DESIGN §1, §3): drives the protocol core (either engine, core::Engine). Frames from the RX role go to
-// node.on_frame with their receive instant; time goes to node.on_time at each membership
-// point (held back until the RX role has passed that instant, so no frame of the closing
-// window is still on its way); the node's frames become mbufs for the TX role; deliveries and
-// membership events become records for the I/O thread. Applications' messages arrive on the
-// submit ring; the built-in generator adds its own. It also re-fits the TSC clock, and hands
-// the otfp engine's log records to the acceptor log before the frames that depend on them.
+// Control role (docs/architecture.md): drives the protocol core (either engine, core::Engine).
+// Frames from the RX role go to node.on_frame with their receive instant; time goes to node.on_time
+// at each membership point (held back until the RX role has passed that instant, so no frame of the
+// closing window is still on its way); the node's frames become mbufs for the TX role; deliveries
+// and membership events become records for the I/O thread. Applications' messages arrive on the
+// submit ring; the built-in generator adds its own. It also re-fits the TSC clock, and hands the
+// otfp engine's log records to the acceptor log before the frames that depend on them.
 //
-// With [ic] it runs a core::IcNode next to the engine (DESIGN §8): frames of kind ic go to it,
+// With [ic] it runs a core::IcNode next to the engine (docs/protocol-ic.md): frames of kind ic go to it,
 // its cycle boundaries join the engine's turns in the loop's due time (held back by the same RX
 // watermark), applications' writes come from the KvHub's ring, its publications go to the shared
 // mirror and, with --published, to the I/O thread. Its frames are sent in the node's own slot

@@ -1,4 +1,5 @@
-// The dpdk-tob daemon (DESIGN §1, §9, §10): start-up, the run and the clean stop.
+// The dpdk-tob daemon (docs/architecture.md, docs/configuration.md): start-up, the run and the
+// clean stop.
 //   1. options and cluster.ini are parsed and validated before the EAL starts (exit 2 on error);
 //   2. EAL, port profile, clock calibration, pools and rings, port start, the core node;
 //   3. lcores run their loops; the I/O thread writes files and status; telemetry answers;

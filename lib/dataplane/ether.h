@@ -1,4 +1,4 @@
-// Ethernet II framing of slot frames (DESIGN §5): destination = the cluster's multicast MAC,
+// Ethernet II framing of slot frames (docs/wire-format.md): destination = the cluster's multicast MAC,
 // optional 802.1Q tag with the cluster's PCP, EtherType 0x88B5, then the TOB payload.
 // Plain byte code, no DPDK: the RX lcore classifies what it receives with parse_ether and the
 // TX lcore prepends write_ether_header.

@@ -1,9 +1,9 @@
-// Global time (DESIGN §4) for the daemon: the clock source (CLOCK_TAI, CLOCK_MONOTONIC or a PTP
-// hardware clock device) and its calibration against the TSC. The control lcore samples the
-// source every `refit_interval_ns`, re-fits TSC -> global time over a sliding window of samples
-// and publishes the fit to the other lcores (TscClock). A source that steps (phc2sys stepping
-// CLOCK_TAI, an operator setting the clock) is detected by its residual and the fit restarts
-// from the new reading, keeping the old slope.
+// Global time (docs/architecture.md "Time and schedule") for the daemon: the clock source
+// (CLOCK_TAI, CLOCK_MONOTONIC or a PTP hardware clock device) and its calibration against the TSC.
+// The control lcore samples the source every `refit_interval_ns`, re-fits TSC -> global time over a
+// sliding window of samples and publishes the fit to the other lcores (TscClock). A source that
+// steps (phc2sys stepping CLOCK_TAI, an operator setting the clock) is detected by its residual and
+// the fit restarts from the new reading, keeping the old slope.
 #pragma once
 
 #include <array>

@@ -1,7 +1,8 @@
-// The daemon's side of the key-value calls of include/tob.h (DESIGN §1, §8): the writes of every
-// client arrive on one MP/SC ring and are handed to the IC node on the control lcore; every
-// publication of the IC node goes into the shared mirror of the store (kv_mirror.h) that the
-// applications read without asking the daemon. Only with an [ic] section.
+// The daemon's side of the key-value calls of include/tob.h (docs/architecture.md,
+// docs/protocol-ic.md): the writes of every client arrive on one MP/SC ring and are handed to the
+// IC node on the control lcore; every publication of the IC node goes into the shared mirror of the
+// store (kv_mirror.h) that the applications read without asking the daemon. Only with an [ic]
+// section.
 //
 //   tob_kv_write --KvWriteMsg (tob_kvw ring, tob_kvw_pool)--> take_writes --> IcNode::kv_write
 //   IcNode decisions --publish()--> KvMirror in memzone tob_kv <-- tob_kv_read

@@ -1,9 +1,9 @@
-// The shared mirror of the time-aware key-value store (DESIGN §8, docs/client-api.md "Key-value
-// store"): the daemon's control lcore publishes every IC publication into it, applications read
-// it from their own processes through tob_kv_read without asking the daemon. It applies exactly
-// the rules of core::KvStore (seed 004 §IV-B, docs/protocol-ic.md "The store"): versions by
-// publishing time, the first publication of (key, t_pub) stands, bounded retention per key, a
-// bounded number of keys; a read answers the version with the largest t_pub in [t_min, now].
+// The shared mirror of the time-aware key-value store (docs/protocol-ic.md, docs/client-api.md
+// "Key-value store"): the daemon's control lcore publishes every IC publication into it,
+// applications read it from their own processes through tob_kv_read without asking the daemon. It
+// applies exactly the rules of core::KvStore (seed 004 §IV-B, docs/protocol-ic.md "The store"):
+// versions by publishing time, the first publication of (key, t_pub) stands, bounded retention per
+// key, a bounded number of keys; a read answers the version with the largest t_pub in [t_min, now].
 //
 // Layout: a header and `cells` fixed-size cells (open addressing on the key's FNV-1a hash, at
 // least twice as many cells as keys), every field an atomic 64-bit word so that a reader racing

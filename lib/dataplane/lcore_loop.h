@@ -1,7 +1,7 @@
-// One loop per lcore (DESIGN §9), running the roles assigned to it in turn: RX poll, control
-// step, TX step. With the idle policy `sleep` a loop that found no work sleeps until the
-// earliest instant a role asked for (at most --idle-sleep-us), so several daemons can share a
-// small machine; with `poll` it spins. The loop ends when the stop flag is set; the control
+// One loop per lcore (docs/architecture.md "Dataplane"), running the roles assigned to it in turn:
+// RX poll, control step, TX step. With the idle policy `sleep` a loop that found no work sleeps
+// until the earliest instant a role asked for (at most --idle-sleep-us), so several daemons can
+// share a small machine; with `poll` it spins. The loop ends when the stop flag is set; the control
 // role then leaves the membership and the TX role drops what it will not send.
 #pragma once
 

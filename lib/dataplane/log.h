@@ -1,4 +1,4 @@
-// The daemon's rte_log type `tob` (DESIGN §9). Set its level with the EAL option
+// The daemon's rte_log type `tob` (docs/architecture.md "Dataplane"). Set its level with the EAL option
 // --log-level=tob:debug. Never used on lcore loops (rte_log writes to a stream).
 #pragma once
 

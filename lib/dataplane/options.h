@@ -1,4 +1,4 @@
-// Command line of the dpdk-tob daemon after the EAL arguments (DESIGN §10):
+// Command line of the dpdk-tob daemon after the EAL arguments (docs/configuration.md):
 //   dpdk-tob [EAL args] -- --config FILE --node-id K [options]
 // Parsed before the EAL starts, so a wrong option or configuration fails fast, without touching
 // hugepages or the wire. Every option is documented in daemon_help().
@@ -16,8 +16,8 @@
 namespace tob::dataplane {
 
 enum class IdlePolicy : uint8_t { poll, sleep };
-// How the TX role waits for a slot instant (DESIGN §9). `automatic` picks nic when the port
-// offers launch-time offload and spin otherwise.
+// How the TX role waits for a slot instant (docs/architecture.md "Dataplane"). `automatic` picks
+// nic when the port offers launch-time offload and spin otherwise.
 enum class TxMethod : uint8_t { spin = 0, sleep, hybrid, nic, automatic };
 inline constexpr int kTxMethodCount = 4;  // the concrete ones (histograms are kept per method)
 enum class Transport : uint8_t { tdma, best_effort };
@@ -48,7 +48,7 @@ struct DaemonOptions {
 
   double drop_rx = 0;               // test knob: drop received cluster frames with this probability
 
-  // Clock test knobs (DESIGN §4).
+  // Clock test knobs (docs/architecture.md "Time and schedule").
   int64_t clock_offset_ns = 0;
   double clock_drift_ppm = 0;
 

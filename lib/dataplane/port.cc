@@ -92,7 +92,8 @@ core::Result<PortSetup> start_port(uint16_t port_id, const PortProfile& profile,
     s.launch_time = true;
   }
 
-  // The node's address: its frames carry it as source (DESIGN §5). Best effort on virtual ports.
+  // The node's address: its frames carry it as source (docs/wire-format.md). Best effort on virtual
+  // ports.
   rte_ether_addr addr{};
   std::memcpy(addr.addr_bytes, node_mac.data(), 6);
   rte_ether_addr have{};

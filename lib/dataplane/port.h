@@ -1,6 +1,6 @@
-// Port set-up from a profile (DESIGN §9, drivers_cfg/): one RX and one TX queue, descriptor
-// counts adjusted to the device's limits, multicast reception, the node's MAC, and the
-// launch-time offload (RTE_ETH_TX_OFFLOAD_SEND_ON_TIMESTAMP) when asked for and offered.
+// Port set-up from a profile (docs/architecture.md "Dataplane", drivers_cfg/): one RX and one TX
+// queue, descriptor counts adjusted to the device's limits, multicast reception, the node's MAC,
+// and the launch-time offload (RTE_ETH_TX_OFFLOAD_SEND_ON_TIMESTAMP) when asked for and offered.
 // Everything here runs once at start-up; errors are values with the reason.
 #pragma once
 

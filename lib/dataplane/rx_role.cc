@@ -90,8 +90,9 @@ bool RxRole::classify(rte_mbuf* m, int64_t rx_ns) {
     st.own_frames.add();
     return false;
   }
-  // The sender's reception window (seed 000 §6.2, DESIGN §4): outside it is a timing failure.
-  // A window lies inside its cycle, so the frame's cycle must be the current one.
+  // The sender's reception window (seed 000 §6.2, docs/architecture.md "Time and schedule"):
+  // outside it is a timing failure. A window lies inside its cycle, so the frame's cycle must be
+  // the current one.
   const int64_t cycle = sched.cycle_of(rx_ns);
   if (h.cycle != static_cast<uint64_t>(cycle)) {
     (h.cycle > static_cast<uint64_t>(cycle) ? st.early : st.late).add();

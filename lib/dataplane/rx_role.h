@@ -1,7 +1,8 @@
-// RX role (DESIGN §9): polls the port, stamps the receive instant on the TSC, classifies every
-// frame (other EtherTypes, other VLANs, runts, malformed frames, other clusters, unknown or own
-// senders, frames outside the sender's reception window are counted and dropped) and hands the
-// rest to the control role with their global receive time. No allocation, no locks.
+// RX role (docs/architecture.md "Dataplane"): polls the port, stamps the receive instant on the
+// TSC, classifies every frame (other EtherTypes, other VLANs, runts, malformed frames, other
+// clusters, unknown or own senders, frames outside the sender's reception window are counted and
+// dropped) and hands the rest to the control role with their global receive time. No allocation, no
+// locks.
 #pragma once
 
 #include <x86intrin.h>

@@ -1,6 +1,6 @@
 // The shared memory between a dpdk-tob daemon and its co-located applications (include/tob.h):
-// one memzone found by name, holding the daemon's facts, the TSC clock fit and one slot per
-// client. Rings and pools are found by their names (DPDK multi-process, DESIGN §9):
+// one memzone found by name, holding the daemon's facts, the TSC clock fit and one slot per client.
+// Rings and pools are found by their names (DPDK multi-process, docs/architecture.md "Dataplane"):
 //
 //   tob_submit        MP/SC ring of SubmitMsg* from every client (and telemetry) to control
 //   tob_msg           mempool of SubmitMsg elements

@@ -1,7 +1,7 @@
-// Dataplane statistics (DESIGN §9): counters and timing histograms, each written by exactly one
-// lcore (single writer, relaxed atomics, no locks) and read by the telemetry and I/O threads.
-// visit_stats() walks everything once, so telemetry, the JSON file and the exit report list the
-// same names.
+// Dataplane statistics (docs/architecture.md "Dataplane"): counters and timing histograms, each
+// written by exactly one lcore (single writer, relaxed atomics, no locks) and read by the telemetry
+// and I/O threads. visit_stats() walks everything once, so telemetry, the JSON file and the exit
+// report list the same names.
 #pragma once
 
 #include <atomic>

@@ -1,4 +1,5 @@
-// DPDK telemetry commands under /tob/ (DESIGN §9), read with dpdk-telemetry.py -f <prefix>:
+// DPDK telemetry commands under /tob/ (docs/architecture.md "Dataplane"), read with
+// dpdk-telemetry.py -f <prefix>:
 //   /tob/info                  cluster, node, schedule, port, clock, lcore layout
 //   /tob/stats                 every counter and histogram summary (same names as --stats-file)
 //   /tob/membership            own state, members, every node's stage, recent events

@@ -1,7 +1,7 @@
-// TSC <-> global time (DESIGN §4). The control lcore samples (TSC, clock) pairs and fits a
-// line; lcores convert with the published fit, read lock-free through a sequence counter
-// (a seqlock: one writer, readers retry while a write is in progress). Test knobs add a fixed
-// offset and a drift in ppm to the global time this node believes in.
+// TSC <-> global time (docs/architecture.md "Time and schedule"). The control lcore samples (TSC,
+// clock) pairs and fits a line; lcores convert with the published fit, read lock-free through a
+// sequence counter (a seqlock: one writer, readers retry while a write is in progress). Test knobs
+// add a fixed offset and a drift in ppm to the global time this node believes in.
 #pragma once
 
 #include <cstdint>
@@ -27,7 +27,7 @@ struct TscFit {
 // otherwise. Centred on the last sample so conversions near "now" lose no precision.
 bool fit_samples(std::span<const ClockSample> samples, TscFit& out);
 
-// Test knobs (DESIGN §4): believed time = true time + offset_ns
+// Test knobs (docs/architecture.md "Time and schedule"): believed time = true time + offset_ns
 //                                         + drift_ppm * (true time - drift_ref_ns) / 1e6.
 // The drift accumulates from drift_ref_ns (the first fit), so re-fits do not reset it.
 struct ClockKnobs {

@@ -1,5 +1,6 @@
-// TX role (DESIGN §4, §9): takes the frames the control role built, waits for each frame's slot
-// instant with the configured method and hands it to the port. `spin` busy-waits on the TSC;
+// TX role (docs/architecture.md "Time and schedule"): takes the frames the control role built,
+// waits for each frame's slot instant with the configured method and hands it to the port. `spin`
+// busy-waits on the TSC;
 // `sleep` calls clock_nanosleep up to the instant (seed 000's prototype); `hybrid` sleeps until
 // a margin before and spins the rest; `nic` passes the instant to the NIC as a launch time
 // (RTE_ETH_TX_OFFLOAD_SEND_ON_TIMESTAMP). TX error is the TSC at the tx_burst call minus the

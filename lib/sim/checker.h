@@ -1,4 +1,4 @@
-// Property checkers over a simulation's records (DESIGN §6): validity, uniform agreement,
+// Property checkers over a simulation's records (docs/protocol-mars.md): validity, uniform agreement,
 // uniform integrity, uniform total order and FIFO of deliveries; membership agreement among
 // correct members; detection of a failed member by all within two cycles; delivery within one
 // cycle of sending. A node is *correct* if it never crashed and never shut itself down.

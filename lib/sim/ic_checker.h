@@ -1,6 +1,6 @@
-// Property checkers over an IC simulation's records (DESIGN §8, docs/protocol-ic.md). A node is
-// correct when its role is `correct` (faulty nodes are faulty for the whole run). With at most f
-// faulty nodes and N > 3f every property must hold:
+// Property checkers over an IC simulation's records (docs/protocol-ic.md, docs/protocol-ic.md). A
+// node is correct when its role is `correct` (faulty nodes are faulty for the whole run). With at
+// most f faulty nodes and N > 3f every property must hold:
 //
 //   ic-termination            every correct node finishes every instance that was run
 //   ic-agreement              correct nodes have identical decision vectors (seed 004 §II)

@@ -1,12 +1,13 @@
-// Deterministic simulator for interactive consistency (DESIGN §8, §11; docs/protocol-ic.md): N
-// core::IcNode instances on virtual time from one seed, on the TDMA schedule, with Byzantine
-// nodes. A liar tells each receiver another story in every round (the seed's "0.15 to one, 35.33
-// to another": the simulator delivers different round data per receiver, and liars collude by
-// telling a receiver the same story); an omitter sends nothing, part of its round data, or sends
-// it late, choosing per receiver; a corrupter sends garbage entries, messages of the wrong length
-// or for the wrong instance; a crasher stops for good at a random instant. Every node runs the
-// same replicated workload of key writes (majority, median and midpoint keys) and the simulator
-// reads every key on every node at the same instants. Everything observed goes to IcRecords.
+// Deterministic simulator for interactive consistency (docs/protocol-ic.md, docs/architecture.md
+// "Testing on one machine"; docs/protocol-ic.md): N core::IcNode instances on virtual time from one
+// seed, on the TDMA schedule, with Byzantine nodes. A liar tells each receiver another story in
+// every round (the seed's "0.15 to one, 35.33 to another": the simulator delivers different round
+// data per receiver, and liars collude by telling a receiver the same story); an omitter sends
+// nothing, part of its round data, or sends it late, choosing per receiver; a corrupter sends
+// garbage entries, messages of the wrong length or for the wrong instance; a crasher stops for good
+// at a random instant. Every node runs the same replicated workload of key writes (majority, median
+// and midpoint keys) and the simulator reads every key on every node at the same instants.
+// Everything observed goes to IcRecords.
 //
 // The ordering engine is not part of these runs: IC frames are of their own kind (ic) and drivers
 // hand them to the IC node only, so the two components do not see each other's frames.

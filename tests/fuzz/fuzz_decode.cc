@@ -1,4 +1,4 @@
-// libFuzzer target for the slot frame decoder (DESIGN §5: "the decoder is total ... It is
+// libFuzzer target for the slot frame decoder (docs/wire-format.md: "the decoder is total ... It is
 // fuzzed"). Properties checked on every input:
 //   - decode_frame never reads outside the input (ASan) and never hits undefined behaviour;
 //   - a decoded frame's sections can all be iterated, and app batch sections either fail

@@ -1,7 +1,8 @@
-// Interactive consistency and the key-value store in the simulator (DESIGN §8): random seeds with
-// up to f liars, omitters, crashers and corrupters for N = 4 (f = 1) and N = 7 (f = 2) keep every
-// property; f + 1 colluding liars break them (so the checks can fail); and the checker catches
-// hand-made violations of each property. TOB_SIM_IC_SEEDS overrides the seed count per size.
+// Interactive consistency and the key-value store in the simulator (docs/protocol-ic.md): random
+// seeds with up to f liars, omitters, crashers and corrupters for N = 4 (f = 1) and N = 7 (f = 2)
+// keep every property; f + 1 colluding liars break them (so the checks can fail); and the checker
+// catches hand-made violations of each property. TOB_SIM_IC_SEEDS overrides the seed count per
+// size.
 #include <catch2/catch.hpp>
 
 #include <cstdlib>

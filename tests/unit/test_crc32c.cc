@@ -1,5 +1,5 @@
-// CRC32C (Castagnoli) of the frame trailer (DESIGN §5): known vectors, the hardware path agrees
-// with the portable table, and the running CRC composes over concatenation.
+// CRC32C (Castagnoli) of the frame trailer (docs/wire-format.md): known vectors, the hardware path
+// agrees with the portable table, and the running CRC composes over concatenation.
 #include <catch2/catch.hpp>
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-// TDMA schedule arithmetic and validation (DESIGN §4, seed 000 §6.2).
+// TDMA schedule arithmetic and validation (docs/architecture.md "Time and schedule", seed 000 §6.2).
 #include <catch2/catch.hpp>
 
 #include <cstdint>

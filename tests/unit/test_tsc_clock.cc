@@ -73,7 +73,7 @@ TEST_CASE("offset and drift knobs shift the believed time, and to_tsc honours th
 TEST_CASE("a real sample pairs a TSC value with the clock") {
   const ClockSample a = sample_clock(CLOCK_MONOTONIC);
   const ClockSample b = sample_clock(CLOCK_MONOTONIC);
-  CHECK(b.tsc > a.tsc);  // invariant TSC on this platform (DESIGN §12)
+  CHECK(b.tsc > a.tsc);  // invariant TSC on this platform (docs/architecture.md "Facts of this machine")
   CHECK(b.ns >= a.ns);
 }
 

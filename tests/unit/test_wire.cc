@@ -1,4 +1,4 @@
-// Slot frame codec (DESIGN §5): byte-exact golden frames, decode round trips, and every
+// Slot frame codec (docs/wire-format.md): byte-exact golden frames, decode round trips, and every
 // malformed input the decoder must reject with its own typed error.
 #include <catch2/catch.hpp>
 
@@ -128,7 +128,7 @@ Bytes frame_c() {  // second copy, joining, a suspicion, one empty clock-sync se
   return buf;
 }
 
-// Frozen bytes. Each line is one group of fields at the offsets of DESIGN §5.
+// Frozen bytes. Each line is one group of fields at the offsets of docs/wire-format.md.
 const char* const kGoldenA =
     "70b1 01 01"                // 0: magic, version 1, kind 1 (slot)
     "0102 03 00"                // 4: cluster 0x0102, sender 3, flags 0
