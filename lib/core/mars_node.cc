@@ -11,6 +11,16 @@ namespace tob::core {
 namespace {
 
 constexpr uint64_t bit(NodeId n) { return uint64_t{1} << n; }
+// seed 000 §6.2.2: "If more than one node did not receive the message, both n and m come to the
+// conclusion that n had a sender omission."
+constexpr int kSenderOmissionReceivers = 2;
+// seed 000 §6.2.2: "If n did not receive two or more messages from other active nodes, n concludes
+// its own failure per the fault hypothesis."
+constexpr int kReceiverOmissionMessages = 2;
+// seed 000 §6.2.2, §6.2.3: membership decisions and service messages need at least three members.
+constexpr int kDecidingMembersMin = 3;
+// seed 000 §6.2.1: a membership of two cannot decide; it waits a bounded number of cycles.
+constexpr int kTwoMembers = 2;
 // Header, trailer, membership section and the batch section's header.
 constexpr size_t kFrameOverhead = kMinFrameBytes + 2 * kSectionHeaderBytes + kMembershipBodyBytes;
 
@@ -127,7 +137,7 @@ void MarsNode::process_turn(const Turn& t) {
   if (state_ == SelfState::member && view_disagreement(t)) shutdown(t, Reason::view_disagreement);
   if (state_ == SelfState::member) {
     // seed 000 §6.2.1: a two-member membership cannot decide; give up after a bounded wait.
-    if (member_count_ == 2) {
+    if (member_count_ == kTwoMembers) {
       if (++small_group_cycles_ > config_.two_member_wait_cycles) {
         shutdown(t, Reason::two_member_timeout);
         return;
@@ -172,77 +182,23 @@ bool MarsNode::view_disagreement(const Turn& t) const {
 }
 
 void MarsNode::decide(const Turn& t) {
+  // n's membership point (seed 000 §6.2.2): its last frame, sent in its previous slot, is judged.
   const NodeId n = t.node;
-  const int64_t prev = t.seq - n_;  // n's previous slot
+  const int64_t prev = t.seq - n_;
   const bool got = rows_[n].valid && rows_[n].seq == prev;
-  const bool me_member = state_ == SelfState::member;
-
   if (stage_[n] == Stage::active) {
-    bool admitted = false;
-    const bool creating = member_count_ == 0;
-    if (got && creating) {
-      // seed 000 §6.2.1: the first active node creates the membership when another active
-      // node confirmed its frame through its view vector.
-      for (NodeId j = 0; j < n_ && !admitted; ++j)
-        admitted = j != n && fresh(j, prev) && rows_[j].stage == Stage::active &&
-                   (rows_[j].view_vector & bit(n)) != 0;
-    } else if (got) {
-      // Admitted when every member's view vector shows n's frame.
-      admitted = true;
-      for (NodeId j = 0; j < n_; ++j)
-        if ((members_ & bit(j)) != 0 && !(fresh(j, prev) && (rows_[j].view_vector & bit(n)) != 0))
-          admitted = false;
-    }
-    if (admitted) {
-      admit(t, n, creating);
-    } else {
-      stage_[n] = Stage::inactive;
-      if (n == self_) shutdown(t, Reason::not_admitted);
-    }
+    decide_joiner(t, got);
+  } else if (stage_[n] == Stage::member && member_count_ < kDecidingMembersMin) {
+    // seed 000 §6.2.2: no membership decisions below three members, and no service messages: a
+    // batch sent while there were three is discarded by everyone alike.
+    discard_message(t, n, Reason::too_few_members);
   } else if (stage_[n] == Stage::member) {
-    if (member_count_ < 3) {
-      // seed 000 §6.2.2: no membership decisions below three members, and no service
-      // messages: a batch sent while there were three is discarded by everyone alike.
-      discard_message(t, n, Reason::too_few_members);
-    } else {
-      Reason fail = Reason::none;
-      const NodeId suspected = got ? rows_[n].suspected : kNoNode;
-      if (suspected != kNoNode && suspected < n_) {
-        // seed 000 §6.2.2: the suspicion is confirmed if pred(n) is still a member.
-        if (stage_[suspected] == Stage::member) {
-          fail = Reason::suspicion_confirmed;
-        } else if (me_member || n == self_) {
-          emit(EventKind::suspicion_cleared, n, Reason::none, t);
-        }
-      }
-      if (fail == Reason::none) {
-        int missing = 0;  // members that did not receive n's last frame
-        for (NodeId j = 0; j < n_; ++j)
-          if (j != n && (members_ & bit(j)) != 0 && fresh(j, prev) &&
-              (rows_[j].view_vector & bit(n)) == 0)
-            ++missing;
-        if (missing >= 2) fail = Reason::sender_omission;
-      }
-      if (fail == Reason::none && n == self_) receiver_omission_check(t);
-      if (state_ != SelfState::member && n == self_) return;  // shut down by the check
-      if (fail != Reason::none) {
-        discard_message(t, n, fail);
-        remove(t, n, fail);
-        return;
-      }
-      if (me_member && n != self_ && !got) {
-        // n stays a member and its message is delivered, but this node lacks it: the omission
-        // is this node's (self-checking node, seed 000 §5.1).
-        shutdown(t, Reason::receiver_omission);
-        return;
-      }
-      if (me_member && (got || n == self_)) deliver_message(t, n);
-      return;
-    }
+    decide_member(t, got);
+    return;
   }
   // Whatever n's stage in this node's view: if another member received n's frame and this node
   // did not, this node has an incoming link failure (covers joiners it never saw announce).
-  if (me_member && n != self_ && !got) {
+  if (state_ == SelfState::member && n != self_ && !got) {
     for (NodeId j = 0; j < n_; ++j) {
       if (j != self_ && j != n && (members_ & bit(j)) != 0 && fresh(j, prev) &&
           (rows_[j].view_vector & bit(n)) != 0) {
@@ -251,6 +207,66 @@ void MarsNode::decide(const Turn& t) {
       }
     }
   }
+}
+
+void MarsNode::decide_joiner(const Turn& t, bool got) {
+  const NodeId n = t.node;
+  const int64_t prev = t.seq - n_;
+  bool admitted = false;
+  const bool creating = member_count_ == 0;
+  if (got && creating) {
+    // seed 000 §6.2.1: the first active node creates the membership when another active node
+    // confirmed its frame through its view vector.
+    for (NodeId j = 0; j < n_ && !admitted; ++j)
+      admitted = j != n && fresh(j, prev) && rows_[j].stage == Stage::active && (rows_[j].view_vector & bit(n)) != 0;
+  } else if (got) {
+    // Admitted when every member's view vector shows n's frame.
+    admitted = true;
+    for (NodeId j = 0; j < n_; ++j)
+      if ((members_ & bit(j)) != 0 && !(fresh(j, prev) && (rows_[j].view_vector & bit(n)) != 0)) admitted = false;
+  }
+  if (admitted) {
+    admit(t, n, creating);
+  } else {
+    stage_[n] = Stage::inactive;
+    if (n == self_) shutdown(t, Reason::not_admitted);
+  }
+}
+
+void MarsNode::decide_member(const Turn& t, bool got) {
+  const NodeId n = t.node;
+  const int64_t prev = t.seq - n_;
+  const bool me_member = state_ == SelfState::member;
+  Reason fail = Reason::none;
+  const NodeId suspected = got ? rows_[n].suspected : kNoNode;
+  if (suspected != kNoNode && suspected < n_) {
+    // seed 000 §6.2.2: the suspicion is confirmed if pred(n) is still a member.
+    if (stage_[suspected] == Stage::member) {
+      fail = Reason::suspicion_confirmed;
+    } else if (me_member || n == self_) {
+      emit(EventKind::suspicion_cleared, n, Reason::none, t);
+    }
+  }
+  if (fail == Reason::none) {
+    int missing = 0;  // members that did not receive n's last frame
+    for (NodeId j = 0; j < n_; ++j)
+      if (j != n && (members_ & bit(j)) != 0 && fresh(j, prev) && (rows_[j].view_vector & bit(n)) == 0) ++missing;
+    if (missing >= kSenderOmissionReceivers) fail = Reason::sender_omission;
+  }
+  if (fail == Reason::none && n == self_) receiver_omission_check(t);
+  if (state_ != SelfState::member && n == self_) return;  // shut down by the check
+  if (fail != Reason::none) {
+    discard_message(t, n, fail);
+    remove(t, n, fail);
+    return;
+  }
+  if (me_member && n != self_ && !got) {
+    // n stays a member and its message is delivered, but this node lacks it: the omission is
+    // this node's (self-checking node, seed 000 §5.1).
+    shutdown(t, Reason::receiver_omission);
+    return;
+  }
+  if (me_member && (got || n == self_)) deliver_message(t, n);
 }
 
 void MarsNode::receiver_omission_check(const Turn& t) {
@@ -269,7 +285,7 @@ void MarsNode::receiver_omission_check(const Turn& t) {
       culprit_seq = k_seq;
     }
   }
-  if (missing >= 2) {
+  if (missing >= kReceiverOmissionMessages) {
     shutdown(t, Reason::receiver_omission);
     return;
   }
@@ -414,7 +430,7 @@ void MarsNode::transmit(const Turn& t) {
   own = {t.cycle, 0, 0};
   std::span<uint8_t> own_buf = message_buffer(self_, t.cycle);
   TOB_ASSERT(queue_.in_flight() == 0);  // the previous own batch was decided at this turn
-  if (member && member_count_ >= 3 && queue_.has_unsent()) {
+  if (member && member_count_ >= kDecidingMembersMin && queue_.has_unsent()) {
     BatchWriter bw(own_buf);
     size_t taken = 0;
     while (queue_.has_unsent() && taken < config_.batch_msgs_max) {

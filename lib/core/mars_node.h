@@ -68,6 +68,8 @@ class MarsNode final : public Engine {
   void process_turn(const Turn& t);
   bool fresh(NodeId j, int64_t after_seq) const;
   void decide(const Turn& t);
+  void decide_joiner(const Turn& t, bool got);
+  void decide_member(const Turn& t, bool got);
   void receiver_omission_check(const Turn& t);
   bool view_disagreement(const Turn& t) const;
   void record_view(int64_t seq);
