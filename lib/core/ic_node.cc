@@ -461,6 +461,19 @@ void IcNode::finish(TreeSlot& t, int64_t cycle) {
 // §IV-C). Runs on identical decision vectors at every correct node, so everything it does is
 // the same there: the order of the publications, the quorums, the store's evictions.
 void IcNode::publish(DecisionSlot& ds, int64_t finish_ns) {
+  const size_t refs = collect_copies(ds);
+  sort_copies(ds.entries.data(), refs);
+  size_t pubs = 0;
+  for (size_t i = 0; i < refs;) i = publish_group(ds, refs, i, finish_ns, pubs);
+  ds.d.publications = {ds.pubs.data(), pubs};
+}
+
+std::span<const uint8_t> IcNode::key_at(const uint8_t* base, const Ref& r) {
+  return {base + r.offset + kKvEntryHeaderBytes, base[r.offset + 8]};
+}
+
+size_t IcNode::collect_copies(const DecisionSlot& ds) {
+  // Every key entry of every node's decided batch; a ⊥ or malformed value holds no copies.
   const KvLimits limits = config_.limits();
   const uint8_t* base = ds.entries.data();
   size_t refs = 0;
@@ -484,68 +497,71 @@ void IcNode::publish(DecisionSlot& ds, int64_t finish_ns) {
       refs_[refs++] = {load_be64(head), e.t_pub_ns, static_cast<uint32_t>(v.data() + at - base), static_cast<uint8_t>(a)};
     }
   }
-  // Group by (key, t_pub); within a group one copy per node, in node order.
-  const auto key_of = [&](const Ref& r) { return std::span<const uint8_t>(base + r.offset + kKvEntryHeaderBytes, base[r.offset + 8]); };
-  const auto t_of = [](const Ref& r) { return r.t_pub; };
-  // By key (bytes, then length), t_pub, node, place. The cached first 8 bytes decide most pairs
-  // without touching the entries: the same order as comparing the keys themselves.
+  return refs;
+}
+
+void IcNode::sort_copies(const uint8_t* base, size_t refs) {
+  // Group by (key, t_pub); within a group one copy per node, in node order. By key (bytes, then
+  // length), t_pub, node, place. The cached first 8 bytes decide most pairs without touching the
+  // entries: the same order as comparing the keys themselves.
   const auto less = [&](const Ref& a, const Ref& b) {
     if (a.prefix != b.prefix) return a.prefix < b.prefix;
-    const auto ka = key_of(a);
-    const auto kb = key_of(b);
+    const auto ka = key_at(base, a);
+    const auto kb = key_at(base, b);
     const int c = std::memcmp(ka.data(), kb.data(), std::min(ka.size(), kb.size()));
     if (c != 0) return c < 0;
     if (ka.size() != kb.size()) return ka.size() < kb.size();
-    if (t_of(a) != t_of(b)) return t_of(a) < t_of(b);
+    if (a.t_pub != b.t_pub) return a.t_pub < b.t_pub;
     if (a.node != b.node) return a.node < b.node;
     return a.offset < b.offset;
   };
   std::sort(refs_.begin(), refs_.begin() + static_cast<std::ptrdiff_t>(refs), less);
+}
 
-  size_t pubs = 0;
+size_t IcNode::publish_group(DecisionSlot& ds, size_t refs, size_t i, int64_t finish_ns, size_t& pubs) {
+  // The copies of the (key, t_pub) group starting at i, one per node; returns where the next
+  // group starts.
+  const uint8_t* base = ds.entries.data();
+  const auto key = key_at(base, refs_[i]);
+  const int64_t t_pub = refs_[i].t_pub;
   std::span<const uint8_t> copies[kMaxNodes];
-  for (size_t i = 0; i < refs;) {
-    const auto key = key_of(refs_[i]);
-    const int64_t t_pub = t_of(refs_[i]);
-    size_t m = 0;
-    int last_node = -1;
-    size_t j = i;
-    for (; j < refs; ++j) {
-      const auto kj = key_of(refs_[j]);
-      if (t_of(refs_[j]) != t_pub || kj.size() != key.size() || std::memcmp(kj.data(), key.data(), key.size()) != 0) break;
-      if (refs_[j].node == last_node) continue;  // a faulty batch with the same (key, t_pub) twice
-      last_node = refs_[j].node;
-      const uint8_t* e = base + refs_[j].offset;
-      copies[m++] = {e + kKvEntryHeaderBytes + e[8], load_be16(e + 10)};
-    }
-    i = j;
-    // Fewer than f + 1 copies: no correct node wrote it. Before the finish: no correct node could
-    // have written it (kv_write refuses that), and publishing it would change the past.
-    if (m < static_cast<size_t>(config_.f) + 1 || t_pub < finish_ns) {
-      ++counters_.groups_ignored;
-      continue;
-    }
-    TOB_ASSERT(pubs < ds.pubs.size());
-    IcPublication& p = ds.pubs[pubs];
-    std::span<uint8_t> out(ds.values.data() + pubs * config_.value_bytes_max, config_.value_bytes_max);
-    ++pubs;
-    p.instance = ds.d.instance;
-    p.key = key;
-    p.t_pub_ns = t_pub;
-    p.reduction = reduction_of(key);
-    p.copies = static_cast<int>(m);
-    const ReduceOutcome o = reduce_copies(p.reduction, n_, config_.f, {copies, m}, out);
-    p.status = o.status;
-    p.value = o.status == ReduceStatus::ok ? out.first(o.value_bytes) : std::span<const uint8_t>{};
-    p.stored = store_.publish(key, t_pub, p.instance, o.status == ReduceStatus::ok, p.value);
-    switch (p.stored) {
-      case KvPublish::stored: ++(o.status == ReduceStatus::ok ? counters_.publications_ok : counters_.publications_failed); break;
-      case KvPublish::duplicate: ++counters_.publications_conflict; break;
-      case KvPublish::too_old:
-      case KvPublish::store_full: ++counters_.publications_dropped; break;
-    }
+  size_t m = 0;
+  int last_node = -1;
+  size_t j = i;
+  for (; j < refs; ++j) {
+    const auto kj = key_at(base, refs_[j]);
+    if (refs_[j].t_pub != t_pub || kj.size() != key.size() || std::memcmp(kj.data(), key.data(), key.size()) != 0) break;
+    if (refs_[j].node == last_node) continue;  // a faulty batch with the same (key, t_pub) twice
+    last_node = refs_[j].node;
+    const uint8_t* e = base + refs_[j].offset;
+    copies[m++] = {e + kKvEntryHeaderBytes + e[8], load_be16(e + 10)};
   }
-  ds.d.publications = {ds.pubs.data(), pubs};
+  // Fewer than f + 1 copies: no correct node wrote it. Before the finish: no correct node could
+  // have written it (kv_write refuses that), and publishing it would change the past.
+  if (m < static_cast<size_t>(config_.f) + 1 || t_pub < finish_ns) {
+    ++counters_.groups_ignored;
+    return j;
+  }
+  TOB_ASSERT(pubs < ds.pubs.size());
+  IcPublication& p = ds.pubs[pubs];
+  std::span<uint8_t> out(ds.values.data() + pubs * config_.value_bytes_max, config_.value_bytes_max);
+  ++pubs;
+  p.instance = ds.d.instance;
+  p.key = key;
+  p.t_pub_ns = t_pub;
+  p.reduction = reduction_of(key);
+  p.copies = static_cast<int>(m);
+  const ReduceOutcome o = reduce_copies(p.reduction, n_, config_.f, {copies, m}, out);
+  p.status = o.status;
+  p.value = o.status == ReduceStatus::ok ? out.first(o.value_bytes) : std::span<const uint8_t>{};
+  p.stored = store_.publish(key, t_pub, p.instance, o.status == ReduceStatus::ok, p.value);
+  switch (p.stored) {
+    case KvPublish::stored: ++(o.status == ReduceStatus::ok ? counters_.publications_ok : counters_.publications_failed); break;
+    case KvPublish::duplicate: ++counters_.publications_conflict; break;
+    case KvPublish::too_old:
+    case KvPublish::store_full: ++counters_.publications_dropped; break;
+  }
+  return j;
 }
 
 }  // namespace tob::core

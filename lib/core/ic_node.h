@@ -225,6 +225,10 @@ class IcNode {
   void finalize_round(TreeSlot& t, int round);
   void finish(TreeSlot& t, int64_t cycle);
   void publish(DecisionSlot& ds, int64_t finish_ns);
+  size_t collect_copies(const DecisionSlot& ds);
+  void sort_copies(const uint8_t* base, size_t refs);
+  size_t publish_group(DecisionSlot& ds, size_t refs, size_t i, int64_t finish_ns, size_t& pubs);
+  static std::span<const uint8_t> key_at(const uint8_t* base, const Ref& r);
   void transmit(int64_t cycle, int64_t now_ns, std::span<const IcMessage> messages);
   TreeSlot* slot_of(uint64_t instance);
   Reduction reduction_of(std::span<const uint8_t> key) const;
