@@ -14,6 +14,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <type_traits>
 
 #include "core/engine.h"
 #include "dataplane/acceptor_log.h"
@@ -26,10 +27,14 @@
 
 namespace tob::dataplane {
 
-struct RxItem {  // 16 bytes
+// A received frame on its way from the RX role to the control role: decoded once, by the RX role;
+// the view points into the mbuf, which the control role frees after using it.
+struct RxItem {
   rte_mbuf* mbuf;
   int64_t rx_ns;
+  core::FrameView view;
 };
+static_assert(std::is_trivially_copyable_v<RxItem> && sizeof(RxItem) % 4 == 0, "an rte_ring element");
 
 struct TxItem {  // 40 bytes
   rte_mbuf* mbuf;

@@ -96,21 +96,18 @@ unsigned ControlRole::take_frames() {
   if (n == 0) return 0;
   const int64_t now_ns = ctx_.clock.to_ns(__rdtsc());
   for (unsigned i = 0; i < n; ++i) {
-    rte_mbuf* m = items[i].mbuf;
-    const core::DecodeResult d =
-        core::decode_frame(std::span<const uint8_t>(rte_pktmbuf_mtod(m, const uint8_t*), m->data_len));
-    TOB_ASSERT(d.ok());  // the RX role passes only frames that decoded
-    done[i] = m;
-    if (d.view.header.kind != core::FrameKind::slot) {  // IC round data is not the engine's
+    const core::FrameView& view = items[i].view;  // decoded by the RX role
+    done[i] = items[i].mbuf;
+    if (view.header.kind != core::FrameKind::slot) {  // IC round data is not the engine's
       if (ic_ == nullptr) {
         ctx_.control.ic_frames_unused.add();
         continue;
       }
       // The verdicts are the IC node's counters; a frame produces no actions (boundaries do).
-      ic_->on_frame(d.view, items[i].rx_ns);
+      ic_->on_frame(view, items[i].rx_ns);
       continue;
     }
-    node_.on_frame(d.view, items[i].rx_ns);
+    node_.on_frame(view, items[i].rx_ns);
     handle_actions(now_ns);
   }
   rte_pktmbuf_free_bulk(done, n);

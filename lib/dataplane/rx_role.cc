@@ -26,8 +26,9 @@ unsigned RxRole::poll() {
   unsigned keep = 0;
   unsigned dropped = 0;
   for (uint16_t i = 0; i < n; ++i) {
-    if (classify(burst[i], rx_ns)) {
-      items[keep++] = {burst[i], rx_ns};
+    core::FrameView view;
+    if (classify(burst[i], rx_ns, view)) {
+      items[keep++] = {burst[i], rx_ns, view};
     } else {
       drop[dropped++] = burst[i];
     }
@@ -55,7 +56,9 @@ bool RxRole::drop_by_knob() {
   return true;
 }
 
-bool RxRole::classify(rte_mbuf* m, int64_t rx_ns) {
+// Classifies and decodes one received frame: true, with its decoded view, when it goes on to the
+// control role (the view points into the mbuf's data, which only moves its start offset here).
+bool RxRole::classify(rte_mbuf* m, int64_t rx_ns, core::FrameView& view) {
   RxStats& st = ctx_.rx;
   st.frames.add();
   st.bytes.add(m->pkt_len);
@@ -76,6 +79,7 @@ bool RxRole::classify(rte_mbuf* m, int64_t rx_ns) {
     st.decode_error[static_cast<int>(d.error)].add();
     return false;
   }
+  view = d.view;
   const core::FrameHeader& h = d.view.header;
   if (h.cluster_id != ctx_.config->cluster_id) {
     st.wrong_cluster.add();

@@ -21,7 +21,7 @@ class RxRole {
 
  private:
   // True when the frame goes to the control role.
-  bool classify(rte_mbuf* m, int64_t rx_ns);
+  bool classify(rte_mbuf* m, int64_t rx_ns, core::FrameView& view);
   bool drop_by_knob();  // --drop-rx: lose a good frame on purpose (loss tests)
   DaemonContext& ctx_;
   uint64_t rng_;
