@@ -76,7 +76,8 @@ Result<bool> NodeConfig::validate() const {
   if (self >= n)
     return Error{"node id " + std::to_string(self) + " is not in the schedule (nodes 0.." +
                  std::to_string(n - 1) + ")", Errc::node_not_in_schedule};
-  if (frame_bytes_max > 9000) return Error{"frame size above 9000 bytes (jumbo frame limit)"};
+  if (frame_bytes_max > kMaxFrameBytes)
+    return Error{"frame size above " + std::to_string(kMaxFrameBytes) + " bytes (jumbo frame limit)"};
   if (payload_bytes_max == 0 || payload_bytes_max > UINT16_MAX)
     return Error{"payload size must be 1..65535 bytes"};
   const size_t need = kFrameOverhead + kBatchHeaderBytes + kBatchEntryHeaderBytes + payload_bytes_max;

@@ -62,6 +62,8 @@ class MarsNode final : public Engine {
     size_t bytes = 0;
     uint16_t count = 0;
   };
+  // A node's message is decided at its next membership point, a cycle after it was sent
+  // (seed 000 §6.2.2): its last two and the one being built are held.
   static constexpr int kMessageSlots = 3;
 
   void advance(int64_t now_ns);
@@ -106,7 +108,9 @@ class MarsNode final : public Engine {
   uint64_t received_ = 0;         // own view vector: frame of node k's latest slot received
   std::array<Row, kMaxNodes> rows_{};
   // Own member set after each of the last turns, to compare with the sets peers send.
+  // Peers' sets are compared with the set after the turn they were sent in: at most a cycle old.
   static constexpr size_t kViewHistory = 2 * kMaxNodes + 2;
+  static_assert(kViewHistory > 2 * kMaxNodes, "a view sent a cycle ago (N turns) is still held");
   std::array<std::pair<int64_t, uint64_t>, kViewHistory> view_history_{};
   std::array<std::array<Message, kMessageSlots>, kMaxNodes> messages_{};
   std::vector<uint8_t> message_bytes_;  // N x kMessageSlots x batch_bytes_max_

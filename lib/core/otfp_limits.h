@@ -6,6 +6,8 @@
 #include <cstdint>
 
 #include "core/otfp_ring.h"
+#include "core/otfp_wire.h"
+#include "core/wire.h"
 #include "core/schedule.h"
 
 namespace tob::core::otfp {
@@ -31,6 +33,10 @@ inline constexpr int proposal_patience_cycles(int nodes) { return 2 * (kRecovery
 inline constexpr size_t kVotesPerFrame = 24;
 inline constexpr size_t kRequestsPerFrame = 32;
 inline constexpr size_t kServeMax = 32;  // retransmissions owed at once
+static_assert(kServeMax >= kRequestsPerFrame, "one frame's requests can all be owed at once");
+static_assert(2 * kVotesPerFrame < static_cast<size_t>(kOtfpRing), "a frame's votes and decisions name distinct held instances");
+static_assert(kOtfpListHeader + 2 * kVotesPerFrame * kOtfpVoteBytes <= kMaxFrameBytes,
+              "a full vote list fits the largest frame");
 
 // Exactly-once: per sender, ids within this distance below the highest delivered are checked.
 inline constexpr size_t kDedupBits = 65536;

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "core/engine.h"
+#include "core/otfp_limits.h"
 #include "core/otfp_log.h"
 #include "core/otfp_ring.h"
 #include "core/otfp_wire.h"
@@ -191,7 +192,7 @@ class OtfpNode final : public Engine {
   int64_t answer_low_ = 0;
   int64_t answer_next_ = 0;
   bool answer_done_ = false;
-  std::array<OtfpRequest, 32> serve_{};  // retransmissions this node owes
+  std::array<OtfpRequest, otfp::kServeMax> serve_{};  // retransmissions this node owes
   size_t serve_count_ = 0;
 
   // Coordinator.

@@ -35,6 +35,10 @@ inline constexpr size_t kTrailerBytes = 4;
 inline constexpr size_t kMinFrameBytes = kHeaderBytes + kTrailerBytes;
 inline constexpr size_t kMaxSectionBody = 0xFFFF;
 inline constexpr size_t kMembershipBodyBytes = 8;  // section 8: members u64
+inline constexpr size_t kMaxFrameBytes = 9000;      // the TOB payload of a jumbo frame
+static_assert(kMinFrameBytes == kHeaderBytes + kTrailerBytes, "a frame is a header, sections and a CRC");
+static_assert(kMaxFrameBytes - kMinFrameBytes - kSectionHeaderBytes <= kMaxSectionBody,
+              "one section can fill the largest frame: its length field never overflows");
 
 // slot: the ordering engine's frames (mars, otfp). ic: interactive-consistency round data
 // (core/ic_wire.h), sent in the same slot in frames of their own; drivers hand each kind to its
