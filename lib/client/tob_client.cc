@@ -1,4 +1,4 @@
-// include/tob.h over the daemon's shared memory (lib/dataplane/shm_layout.h): the client side.
+// include/tob.h over the daemon's shared memory (lib/dataplane/shm/shm_layout.h): the client side.
 // Runs in the application's threads; never blocks except in tob_attach, tob_detach (bounded
 // waits for the daemon) and tob_wait_release (a TSC spin).
 #include "../../include/tob.h"
@@ -21,10 +21,8 @@
 
 #include "core/bytes.h"
 #include "core/ic_reduce.h"
-#include "dataplane/context.h"
-#include "dataplane/client_hub.h"
-#include "dataplane/kv_mirror.h"
-#include "dataplane/shm_layout.h"
+#include "dataplane/shm/kv_mirror.h"
+#include "dataplane/shm/shm_layout.h"
 
 using tob::dataplane::ClientSlot;
 using tob::dataplane::DeliveryRecord;

@@ -17,13 +17,13 @@
 #include <type_traits>
 
 #include "core/engine.h"
-#include "dataplane/acceptor_log.h"
-#include "dataplane/cluster_config.h"
-#include "dataplane/ether.h"
-#include "dataplane/options.h"
-#include "dataplane/seqlock.h"
-#include "dataplane/stats.h"
-#include "dataplane/tsc_clock.h"
+#include "dataplane/storage/acceptor_log.h"
+#include "dataplane/config/cluster_config.h"
+#include "dataplane/port/ether.h"
+#include "dataplane/config/options.h"
+#include "dataplane/shm/seqlock.h"
+#include "dataplane/observe/stats.h"
+#include "dataplane/time/tsc_clock.h"
 
 namespace tob::dataplane {
 
@@ -78,13 +78,6 @@ struct IcPubRecord {  // 24 bytes
 };
 static_assert(sizeof(IcPubRecord) == 24);
 
-struct SubmitMsg {  // an element of the msg pool: header + payload_bytes_max bytes
-  uint16_t client;
-  uint16_t bytes;
-  uint32_t pad;
-  int64_t submit_ns;
-  uint8_t payload[];
-};
 
 // Roles are assigned to lcores at start; a loop runs one or several (lcore_loop.h).
 struct DaemonContext {

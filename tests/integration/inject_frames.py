@@ -4,7 +4,7 @@
 Sends frames the daemons must drop through a raw AF_PACKET socket bound to one interface
 (normally a veth leg on the cluster's bridge, in its own network namespace), at a bounded rate,
 and reports per kind how many frames left and which drop counter of the daemon's statistics
-(`lib/dataplane/stats.cc`, visit_stats) each kind raises on every node.
+(`lib/dataplane/observe/stats.cc`, visit_stats) each kind raises on every node.
 
     inject_frames.py --iface inj0 --cluster-id 7 --nodes 4 [--count-per-kind 20] [--rate 2000]
                      [--seed 1] [--json OUT] [--stale-cycle 1] [--dump FILE] [--dry-run]
@@ -13,8 +13,8 @@ and reports per kind how many frames left and which drop counter of the daemon's
 Frames follow docs/wire-format.md: Ethernet II to the cluster multicast MAC 01:1b:19:00:00:00
 from 02:00:00:00:00:99, optional 802.1Q tag, EtherType 0x88B5, the 36-byte big-endian slot
 frame header, sections, and a CRC32C trailer. Every frame is classified before it is sent by a
-model of the receiver written from `lib/dataplane/ether.cc` (parse_ether), `lib/core/wire.cc`
-(decode_frame) and `lib/dataplane/rx_role.cc` (RxRole::classify); a frame the model says a
+model of the receiver written from `lib/dataplane/port/ether.cc` (parse_ether), `lib/core/wire.cc`
+(decode_frame) and `lib/dataplane/roles/rx_role.cc` (RxRole::classify); a frame the model says a
 daemon could accept is a bug here and stops the run before anything is sent.
 
 Kinds (the counter each one raises on every node; decode counters are "rx_decode_" plus
@@ -93,7 +93,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, NoReturn
 
-# --- wire constants (lib/core/wire.h, lib/dataplane/ether.h) --------------------------------
+# --- wire constants (lib/core/wire.h, lib/dataplane/port/ether.h) --------------------------------
 
 ETH_P_TOB = 0x88B5
 TPID_VLAN = 0x8100

@@ -1,0 +1,75 @@
+// Cluster configuration file (docs/configuration.md, docs/configuration.md): INI read with DPDK's
+// rte_cfgfile and validated completely before anything touches the wire. Every error names
+// the file, the section and key, and the reason.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/engine.h"
+#include "core/ic_node.h"
+#include "core/engine.h"
+#include "core/result.h"
+#include "dataplane/shm/shm_layout.h"
+
+namespace tob::dataplane {
+
+using Order = core::Order;
+enum class ClockSource : uint8_t { tai, monotonic, ptp };
+
+using Mac = std::array<uint8_t, 6>;
+
+// [ic] bounds the daemon adds to core::IcConfig::validate: the IC frames one node sends per
+// slot (every copy; the TX ring, the RX ring and the slot must carry them), and the key classes
+// (kIcClassesMax, kIcClassPrefixMax: shared with applications in a fixed table, shm_layout.h).
+inline constexpr size_t kIcFramesPerSlotMax = 2048;
+
+struct ClusterConfig {
+  std::string path;
+  std::string name;
+  uint16_t cluster_id = 1;
+  int nodes = 0;
+  Order order = Order::mars;
+  Mac multicast_mac{};
+  uint16_t vlan = 0;  // 0: untagged
+  uint8_t pcp = 5;
+  ClockSource clock = ClockSource::tai;
+  std::string ptp_device;  // clock = ptp:/dev/ptpN
+  int kappa = 2;           // otfp: votes for cycle i travel in cycle i + kappa
+  // [storage]: the otfp acceptor log ({node} in the path is replaced by the node id).
+  std::string log_path;
+  bool log_sync = true;    // durability = sync: fdatasync before the votes leave; none: no sync
+  std::vector<Mac> node_macs;
+  // [clients]: co-located applications (include/tob.h).
+  int clients_max = 8;          // attached at once, 0..16
+  uint32_t client_ring = 1024;  // deliveries queued per client (power of two)
+  uint32_t history = 16384;     // latest deliveries kept for clients that resume (power of two)
+  core::NodeConfig node;  // schedule and limits; `self` is set by the caller
+  // [ic]: interactive consistency and the key-value store (docs/protocol-ic.md); none without
+  // the section. test_fault is the daemon's --ic-fault, not a file setting.
+  std::optional<core::IcConfig> ic;
+  size_t ic_frames_per_slot = 0;  // IC frames a node sends per slot, every copy (0 without [ic])
+
+  core::NodeConfig for_node(core::NodeId self) const {
+    core::NodeConfig c = node;
+    c.self = self;
+    return c;
+  }
+  // log_path with {node} replaced; empty when no log is configured.
+  std::string log_path_for(core::NodeId self) const;
+};
+
+// SECTION.KEY=VALUE pairs applied over the file before validation (the daemon's --set).
+using Overrides = std::vector<std::pair<std::string, std::string>>;
+core::Result<ClusterConfig> load_cluster_config(const std::string& path, const Overrides& overrides = {});
+// IC frames per slot for an [ic] configuration on `nodes` nodes: every round message of the
+// instances that may be in flight at once, one chunk per frame at most, times the copies.
+size_t ic_frames_per_slot(const core::IcConfig& ic, int nodes);
+bool parse_mac(const std::string& text, Mac& out);
+std::string format_mac(const Mac& mac);
+
+}  // namespace tob::dataplane

@@ -1,0 +1,294 @@
+#include "dataplane/observe/telemetry.h"
+
+#include <rte_mempool.h>
+#include <rte_telemetry.h>
+#include <x86intrin.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace tob::dataplane {
+
+namespace {
+
+// Telemetry callbacks take no user argument: the one daemon of this process.
+DaemonContext* g_ctx = nullptr;
+IoThread* g_io = nullptr;
+const ClientHub* g_hub = nullptr;
+const KvHub* g_kv = nullptr;
+TelemetryInfo g_info;
+
+int clamp_int(int64_t v) { return static_cast<int>(std::clamp<int64_t>(v, INT_MIN, INT_MAX)); }
+
+// Snapshots of what the lcores publish, for one command.
+struct Snapshot {
+  NodeStatus node;
+  IcStatus ic;
+  KvHubStats kv;
+  StatsSources sources() const {
+    return StatsSources{g_ctx->rx,
+                        g_ctx->tx,
+                        g_ctx->control,
+                        node,
+                        g_ctx->io_records.load(std::memory_order_relaxed),
+                        g_ctx->io_write_errors.load(std::memory_order_relaxed),
+                        g_ctx->log,
+                        g_ctx->ic ? &ic : nullptr,
+                        g_kv != nullptr ? &kv : nullptr};
+  }
+};
+
+Snapshot snapshot() {
+  Snapshot s;
+  s.node = g_ctx->status.read();
+  if (g_ctx->ic) s.ic = g_ctx->ic_status.read();
+  if (g_kv != nullptr) s.kv = g_kv->stats();
+  return s;
+}
+
+class TelemetryDict final : public StatsVisitor {
+ public:
+  explicit TelemetryDict(rte_tel_data* d) : d_(d) {}
+  void u64(const std::string& n, uint64_t x) override { rte_tel_data_add_dict_u64(d_, n.c_str(), x); }
+  void i64(const std::string& n, int64_t x) override { rte_tel_data_add_dict_int(d_, n.c_str(), clamp_int(x)); }
+  void real(const std::string& n, double x) override {
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "%.6g", x);
+    rte_tel_data_add_dict_string(d_, n.c_str(), buf);
+  }
+
+ private:
+  rte_tel_data* d_;
+};
+
+int cmd_info(const char*, const char*, rte_tel_data* d) {
+  const DaemonContext& c = *g_ctx;
+  const ClusterConfig& cfg = *c.config;
+  const core::ScheduleConfig& sc = c.schedule->config();
+  const core::SlotConfig& slot = sc.slots[c.self];
+  rte_tel_data_start_dict(d);
+  rte_tel_data_add_dict_string(d, "cluster", cfg.name.c_str());
+  rte_tel_data_add_dict_int(d, "cluster_id", cfg.cluster_id);
+  rte_tel_data_add_dict_int(d, "node_id", c.self);
+  rte_tel_data_add_dict_int(d, "nodes", cfg.nodes);
+  rte_tel_data_add_dict_string(d, "order", core::to_string(cfg.order));
+  rte_tel_data_add_dict_u64(d, "epoch_ns", static_cast<uint64_t>(sc.epoch_ns));
+  rte_tel_data_add_dict_u64(d, "cycle_ns", static_cast<uint64_t>(sc.cycle_ns));
+  rte_tel_data_add_dict_u64(d, "slot_offset_ns", static_cast<uint64_t>(slot.offset_ns));
+  rte_tel_data_add_dict_u64(d, "slot_length_ns", static_cast<uint64_t>(slot.length_ns));
+  rte_tel_data_add_dict_u64(d, "decision_margin_ns", static_cast<uint64_t>(sc.decision_margin_ns));
+  rte_tel_data_add_dict_u64(d, "precision_ns", static_cast<uint64_t>(sc.precision_ns));
+  rte_tel_data_add_dict_int(d, "sends_per_slot", sc.sends_per_slot);
+  rte_tel_data_add_dict_string(d, "transport", to_string(c.options->transport));
+  rte_tel_data_add_dict_string(d, "idle", to_string(c.options->idle));
+  rte_tel_data_add_dict_string(d, "tx_methods", g_info.tx_methods.c_str());
+  rte_tel_data_add_dict_string(d, "clock", g_info.clock.c_str());
+  rte_tel_data_add_dict_string(d, "driver", g_info.driver.c_str());
+  rte_tel_data_add_dict_string(d, "profile", g_info.profile.c_str());
+  rte_tel_data_add_dict_string(d, "mac", g_info.mac.c_str());
+  rte_tel_data_add_dict_string(d, "lcores", g_info.lcores.c_str());
+  return 0;
+}
+
+int cmd_stats(const char*, const char*, rte_tel_data* d) {
+  rte_tel_data_start_dict(d);
+  const Snapshot snap = snapshot();
+  TelemetryDict dict(d);
+  visit_stats(snap.sources(), dict);
+  return 0;
+}
+
+int cmd_membership(const char*, const char*, rte_tel_data* d) {
+  const NodeStatus s = g_ctx->status.read();
+  rte_tel_data_start_dict(d);
+  rte_tel_data_add_dict_string(d, "state", core::to_string(s.state));
+  rte_tel_data_add_dict_u64(d, "cycle", static_cast<uint64_t>(std::max<int64_t>(s.cycle, 0)));
+  rte_tel_data_add_dict_int(d, "member_count", s.member_count);
+  rte_tel_data* members = rte_tel_data_alloc();
+  rte_tel_data* stages = rte_tel_data_alloc();
+  rte_tel_data* events = rte_tel_data_alloc();
+  if (members == nullptr || stages == nullptr || events == nullptr) {
+    rte_tel_data_free(members);
+    rte_tel_data_free(stages);
+    rte_tel_data_free(events);
+    return -ENOMEM;
+  }
+  rte_tel_data_start_array(members, RTE_TEL_INT_VAL);
+  rte_tel_data_start_array(stages, RTE_TEL_STRING_VAL);
+  for (int k = 0; k < s.nodes; ++k) {
+    if ((s.members >> k) & 1u) rte_tel_data_add_array_int(members, k);
+    static const char* names[] = {"inactive", "active", "member"};
+    rte_tel_data_add_array_string(stages, names[static_cast<int>(s.stages[k]) % 3]);
+  }
+  rte_tel_data_add_dict_container(d, "members", members, 0);
+  rte_tel_data_add_dict_container(d, "stages", stages, 0);
+  rte_tel_data_start_array(events, RTE_TEL_STRING_VAL);
+  for (const std::string& e : g_io->recent_events()) rte_tel_data_add_array_string(events, e.substr(0, RTE_TEL_MAX_STRING_LEN - 1).c_str());
+  rte_tel_data_add_dict_container(d, "recent_events", events, 0);
+  return 0;
+}
+
+int cmd_histogram(const char*, const char* params, rte_tel_data* d) {
+  const Snapshot snap = snapshot();
+  const StatsSources src = snap.sources();
+  const Histogram* h = params == nullptr ? nullptr : find_histogram(src, params);
+  rte_tel_data_start_dict(d);
+  if (h == nullptr) {
+    rte_tel_data_add_dict_string(d, "error", "usage: /tob/histogram,<name>");
+    rte_tel_data_add_dict_string(d, "names", histogram_names().c_str());
+    return 0;
+  }
+  rte_tel_data_add_dict_u64(d, "count", h->count());
+  static const struct {
+    const char* name;
+    double q;
+  } points[] = {{"min_ns", 0},       {"p1_ns", 0.01},    {"p10_ns", 0.1},    {"p50_ns", 0.5},
+                {"p90_ns", 0.9},     {"p99_ns", 0.99},   {"p999_ns", 0.999}, {"p9999_ns", 0.9999},
+                {"max_ns", 1.0}};
+  for (const auto& p : points) rte_tel_data_add_dict_int(d, p.name, clamp_int(h->quantile(p.q)));
+  return 0;
+}
+
+int cmd_deliveries(const char*, const char* params, rte_tel_data* d) {
+  // Optional parameter: only this client's deliveries.
+  int client = -1;
+  if (params != nullptr && *params != '\0') {
+    char* end = nullptr;
+    const long v = std::strtol(params, &end, 10);
+    if (*end != '\0' || v < 0 || v > 65535) return -EINVAL;
+    client = static_cast<int>(v);
+  }
+  rte_tel_data_start_array(d, RTE_TEL_STRING_VAL);
+  for (const LogRecord& r : g_io->recent_deliveries()) {
+    if (client >= 0 && r.client != client) continue;
+    char text[sizeof r.head + 1];
+    const size_t n = std::min<size_t>(r.payload_bytes, sizeof r.head);
+    for (size_t k = 0; k < n; ++k) text[k] = r.head[k] >= 32 && r.head[k] < 127 ? static_cast<char>(r.head[k]) : '.';
+    text[n] = '\0';
+    char line[RTE_TEL_MAX_STRING_LEN];
+    std::snprintf(line, sizeof line, "cycle %lld from %u msg %llu client %u: %s", static_cast<long long>(r.cycle),
+                  static_cast<unsigned>(r.node), static_cast<unsigned long long>(r.msg_id),
+                  static_cast<unsigned>(r.client), text);
+    rte_tel_data_add_array_string(d, line);
+  }
+  return 0;
+}
+
+int cmd_submit(const char*, const char* params, rte_tel_data* d) {
+  rte_tel_data_start_dict(d);
+  const size_t len = params == nullptr ? 0 : std::strlen(params);
+  if (len == 0) {
+    rte_tel_data_add_dict_string(d, "error", "usage: /tob/submit,<text>");
+    return 0;
+  }
+  if (len > g_ctx->config->node.payload_bytes_max) {
+    rte_tel_data_add_dict_string(d, "error", "message larger than [limits] payload_bytes");
+    return 0;
+  }
+  void* obj = nullptr;
+  if (rte_mempool_get(g_ctx->msg_pool, &obj) != 0) {
+    rte_tel_data_add_dict_string(d, "error", "submit pool exhausted: try again");
+    return 0;
+  }
+  auto* m = static_cast<SubmitMsg*>(obj);
+  m->client = 1;
+  m->bytes = static_cast<uint16_t>(len);
+  m->submit_ns = g_ctx->clock.to_ns(__rdtsc());
+  std::memcpy(m->payload, params, len);
+  if (rte_ring_enqueue(g_ctx->submit_ring, m) != 0) {
+    rte_mempool_put(g_ctx->msg_pool, m);
+    rte_tel_data_add_dict_string(d, "error", "submit ring full: try again");
+    return 0;
+  }
+  rte_tel_data_add_dict_string(d, "queued", "yes");
+  rte_tel_data_add_dict_int(d, "bytes", static_cast<int>(len));
+  return 0;
+}
+
+int cmd_clients(const char*, const char*, rte_tel_data* d) {
+  const Shm& shm = g_hub->shm();
+  const HubStats hs = g_hub->stats();
+  rte_tel_data_start_dict(d);
+  rte_tel_data_add_dict_u64(d, "deliveries", hs.deliveries);
+  rte_tel_data_add_dict_u64(d, "attaches", hs.attaches);
+  rte_tel_data_add_dict_u64(d, "refused_attaches", hs.refused_attaches);
+  rte_tel_data_add_dict_u64(d, "detaches", hs.detaches);
+  rte_tel_data_add_dict_u64(d, "overruns", hs.overruns);
+  rte_tel_data_add_dict_u64(d, "alloc_failed", hs.alloc_failed);
+  rte_tel_data* slots = rte_tel_data_alloc();
+  if (slots == nullptr) return -ENOMEM;
+  rte_tel_data_start_array(slots, RTE_TEL_STRING_VAL);
+  static const char* states[] = {"free", "reserving", "claimed", "attached", "refused", "leaving"};
+  for (uint32_t i = 0; i < shm.clients_max; ++i) {
+    const ClientSlot& s = shm.slots[i];
+    const uint32_t st = s.state.load(std::memory_order_relaxed);
+    if (st == 0) continue;
+    char line[RTE_TEL_MAX_STRING_LEN];
+    std::snprintf(line, sizeof line,
+                  "slot %u client %u %s pid %u submitted %llu refused %llu polled %llu pending %llu lagging %u%s",
+                  i, kFirstSlotClientId + i, states[st % 6], s.pid.load(std::memory_order_relaxed),
+                  static_cast<unsigned long long>(s.submitted.load(std::memory_order_relaxed)),
+                  static_cast<unsigned long long>(s.refused.load(std::memory_order_relaxed)),
+                  static_cast<unsigned long long>(s.polled.load(std::memory_order_relaxed)),
+                  static_cast<unsigned long long>(s.pending.load(std::memory_order_relaxed)),
+                  s.lagging.load(std::memory_order_relaxed), s.overrun.load(std::memory_order_relaxed) ? " OVERRUN" : "");
+    rte_tel_data_add_array_string(slots, line);
+  }
+  rte_tel_data_add_dict_container(d, "slots", slots, 0);
+  return 0;
+}
+
+// The IC configuration, instance progress, round data, publications, writes by status and the
+// store (the ic_ and kv_ statistics of /tob/stats, with the configuration next to them).
+int cmd_ic(const char*, const char*, rte_tel_data* d) {
+  rte_tel_data_start_dict(d);
+  const ClusterConfig& cfg = *g_ctx->config;
+  if (!g_ctx->ic || !cfg.ic) {
+    rte_tel_data_add_dict_string(d, "error", "this node runs no interactive consistency (no [ic] in its cluster.ini)");
+    return 0;
+  }
+  const core::IcConfig& ic = *cfg.ic;
+  rte_tel_data_add_dict_int(d, "f", ic.f);
+  rte_tel_data_add_dict_int(d, "rounds", ic.f + 1);
+  rte_tel_data_add_dict_int(d, "period_cycles", ic.period_cycles);
+  rte_tel_data_add_dict_u64(d, "keys_per_period", ic.keys_per_period_max);
+  rte_tel_data_add_dict_u64(d, "key_bytes", ic.key_bytes_max);
+  rte_tel_data_add_dict_u64(d, "value_bytes", ic.value_bytes_max);
+  rte_tel_data_add_dict_u64(d, "store_keys_max", ic.store_keys_max);
+  rte_tel_data_add_dict_u64(d, "versions_per_key", ic.versions_per_key);
+  rte_tel_data_add_dict_string(d, "test_fault", g_ctx->options->ic_fault == core::IcFaultMode::none ? "none"
+                                                : g_ctx->options->ic_fault == core::IcFaultMode::lie  ? "lie"
+                                                : g_ctx->options->ic_fault == core::IcFaultMode::omit ? "omit"
+                                                                                                       : "garble");
+  const Snapshot snap = snapshot();
+  TelemetryDict dict(d);
+  visit_ic_stats(snap.ic, g_kv != nullptr ? &snap.kv : nullptr, dict);
+  return 0;
+}
+
+}  // namespace
+
+void register_telemetry(DaemonContext& ctx, IoThread& io, const ClientHub& hub, const KvHub* kv,
+                        const TelemetryInfo& info) {
+  g_ctx = &ctx;
+  g_io = &io;
+  g_hub = &hub;
+  g_kv = kv;
+  g_info = info;
+  rte_telemetry_register_cmd("/tob/info", cmd_info, "Cluster, node, schedule, port and clock of this dpdk-tob node");
+  rte_telemetry_register_cmd("/tob/stats", cmd_stats, "All counters and histogram summaries of this dpdk-tob node");
+  rte_telemetry_register_cmd("/tob/membership", cmd_membership, "Membership state, members, stages, recent events");
+  rte_telemetry_register_cmd("/tob/histogram", cmd_histogram,
+                             "Percentiles of one timing histogram. Parameter: its name (see /tob/histogram)");
+  rte_telemetry_register_cmd("/tob/deliveries", cmd_deliveries,
+                             "The latest deliveries with their payload's head. Parameter: a client id to filter");
+  rte_telemetry_register_cmd("/tob/submit", cmd_submit, "Submit the parameter text as a message (client 1)");
+  rte_telemetry_register_cmd("/tob/clients", cmd_clients, "Applications attached through tob.h, per slot");
+  rte_telemetry_register_cmd("/tob/ic", cmd_ic,
+                             "Interactive consistency and the key-value store: instances, round data, publications, writes");
+}
+
+}  // namespace tob::dataplane

@@ -1,0 +1,474 @@
+#include "dataplane/roles/control_role.h"
+
+#include <rte_mbuf.h>
+#include <x86intrin.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+
+#include "core/bytes.h"
+#include "core/wire.h"
+
+namespace tob::dataplane {
+
+namespace {
+constexpr unsigned kFramesPerStep = 64;
+constexpr unsigned kSubmitsPerStep = 64;
+constexpr unsigned kGeneratedPerStep = 64;
+constexpr int64_t kGeneratorLagMaxNs = 100'000'000;  // a generator held back longer skips ahead
+constexpr size_t kMinEtherFrame = 60;                // without FCS
+constexpr int64_t kDurablePollNs = 50'000;            // otfp: how soon to look again while records sync
+}  // namespace
+
+std::string ic_gen_key(const core::IcConfig& c, size_t i) {
+  const size_t k = i % (c.key_classes.size() + 1);
+  return (k < c.key_classes.size() ? c.key_classes[k].prefix : std::string()) + "gen" + std::to_string(i);
+}
+
+ControlRole::ControlRole(DaemonContext& ctx, core::Engine& node, Calibrator& calibrator, Calibrator* nic_calibrator,
+                         ClientHub& hub, core::IcNode* ic, KvHub* kv)
+    : ctx_(ctx), node_(node), calibrator_(calibrator), nic_calibrator_(nic_calibrator), hub_(hub), ic_(ic), kv_(kv) {
+  TOB_ASSERT((ic == nullptr) == (kv == nullptr));
+  const DaemonOptions& o = *ctx_.options;
+  if (o.gen_rate_per_s > 0) gen_interval_ns_ = std::max<int64_t>(1, static_cast<int64_t>(1e9 / o.gen_rate_per_s));
+  const double ns_per_tick = ctx_.clock.fit().ns_per_tick;
+  // The RX role may lag a membership point by this much before the control role goes ahead.
+  const int64_t timeout_ns = std::max<int64_t>(100'000, ctx_.schedule->config().decision_margin_ns / 2);
+  watermark_timeout_ticks_ = static_cast<uint64_t>(static_cast<double>(timeout_ns) / ns_per_tick);
+  if (ic_ != nullptr) {
+    // One slot's IC frames can wait for the engine's while the next slot's are made (a stall).
+    ic_held_.resize(2 * ic_->frames_per_slot_max() * static_cast<size_t>(ic_->config().copies));
+    ic_pub_record_.assign(ctx_.ic_pub_bytes, 0);
+    // --ic-gen-keys: key i over the configured key classes, then the default reduction.
+    const core::IcConfig& c = ic_->config();
+    for (size_t i = 0; i < o.ic_gen_keys; ++i) {
+      const std::string key = ic_gen_key(c, i);
+      TOB_ASSERT(key.size() <= c.key_bytes_max);  // checked at start (daemon.cc)
+      ic_gen_keys_.push_back(key);
+      ic_gen_reductions_.push_back(core::reduction_for(
+          {reinterpret_cast<const uint8_t*>(key.data()), key.size()}, c.key_classes, c.default_reduction));
+    }
+    publish_ic_status();
+  }
+}
+
+unsigned ControlRole::step(uint64_t& next_due_tsc) {
+  next_due_tsc = UINT64_MAX;
+  if (stopped_) return 0;
+  ctx_.control.loops.add();
+  const uint64_t now_tsc = __rdtsc();
+  const int64_t now_ns = ctx_.clock.to_ns(now_tsc);
+  if (calibrator_.poll(now_tsc)) hub_.publish_clock(ctx_.clock.fit());
+  if (nic_calibrator_ != nullptr) nic_calibrator_->poll(now_tsc);
+  hub_.heartbeat(now_ns);
+  unsigned work = take_frames();
+  work += take_durability(now_ns);
+  work += take_submissions();
+  work += generate(now_ns);
+  advance_time(now_ns, now_tsc);
+  if (ic_ != nullptr && ic_->next_deadline_ns() > now_ns) {
+    // Only with every boundary up to now processed: a write or the generator must not move the
+    // IC node past a boundary the RX role has not delivered the frames of yet. Writes produce no
+    // actions (outputs come from boundaries only: advance_time takes them).
+    work += kv_->take_writes(*ic_, now_ns);
+    work += generate_ic(now_ns);
+  }
+  release_ic_frames();
+  work += hub_.serve();
+  int64_t due_ns = node_.next_deadline_ns();
+  if (ic_ != nullptr) due_ns = std::min(due_ns, ic_->next_deadline_ns());
+  // The generator's next message, unless it is done or waits for room in the queue (retried at
+  // the engine's next turn): a due time in the past would keep the loop from ever idling.
+  const DaemonOptions& o = *ctx_.options;
+  const bool gen_done = o.gen_count_max != 0 && gen_count_ >= o.gen_count_max;
+  if (gen_interval_ns_ > 0 && !gen_done && !gen_blocked_) due_ns = std::min(due_ns, gen_next_ns_);
+  // Records being synced: the engine counts its own votes once they are durable (poll soon).
+  if (ctx_.log != nullptr && ctx_.log->appended() > engine_durable_) due_ns = std::min(due_ns, now_ns + kDurablePollNs);
+  next_due_tsc = watermark_wait_since_tsc_ != 0 ? 0 : ctx_.clock.to_tsc(due_ns);
+  return work;
+}
+
+unsigned ControlRole::take_frames() {
+  RxItem items[kFramesPerStep];
+  rte_mbuf* done[kFramesPerStep];
+  const unsigned n = rte_ring_dequeue_burst_elem(ctx_.rx_ring, items, sizeof(RxItem), kFramesPerStep, nullptr);
+  if (n == 0) return 0;
+  const int64_t now_ns = ctx_.clock.to_ns(__rdtsc());
+  for (unsigned i = 0; i < n; ++i) {
+    const core::FrameView& view = items[i].view;  // decoded by the RX role
+    done[i] = items[i].mbuf;
+    if (view.header.kind != core::FrameKind::slot) {  // IC round data is not the engine's
+      if (ic_ == nullptr) {
+        ctx_.control.ic_frames_unused.add();
+        continue;
+      }
+      // The verdicts are the IC node's counters; a frame produces no actions (boundaries do).
+      ic_->on_frame(view, items[i].rx_ns);
+      continue;
+    }
+    node_.on_frame(view, items[i].rx_ns);
+    handle_actions(now_ns);
+  }
+  rte_pktmbuf_free_bulk(done, n);
+  return n;
+}
+
+unsigned ControlRole::take_durability(int64_t now_ns) {
+  // otfp: the engine acts on its own votes and promises only once their records are durable
+  // (the log's byte count and the engine's both start at this life's first record).
+  if (ctx_.log == nullptr) return 0;
+  const uint64_t durable = ctx_.log->durable();
+  if (durable <= engine_durable_) return 0;
+  engine_durable_ = durable;
+  node_.on_durable(durable);
+  handle_actions(now_ns);
+  return 1;
+}
+
+unsigned ControlRole::take_submissions() {
+  unsigned n = 0;
+  while (n < kSubmitsPerStep) {
+    SubmitMsg* msg = held_;
+    if (msg == nullptr && rte_ring_dequeue(ctx_.submit_ring, reinterpret_cast<void**>(&msg)) != 0) break;
+    const core::SubmitResult r =
+        node_.submit(msg->client, std::span<const uint8_t>(msg->payload, msg->bytes), msg->submit_ns);
+    if (r.status == core::SubmitStatus::backpressure) {
+      if (held_ == nullptr) ctx_.control.submit_backpressure.add();
+      held_ = msg;  // FIFO: nothing behind it goes first
+      break;
+    }
+    if (r.status == core::SubmitStatus::too_large) {
+      ctx_.control.submit_too_large.add();
+    } else {
+      ctx_.control.submitted.add();
+    }
+    held_ = nullptr;
+    rte_mempool_put(ctx_.msg_pool, msg);
+    ++n;
+  }
+  return n;
+}
+
+unsigned ControlRole::generate(int64_t now_ns) {
+  const DaemonOptions& o = *ctx_.options;
+  if (gen_interval_ns_ == 0 || (o.gen_count_max != 0 && gen_count_ >= o.gen_count_max)) return 0;
+  if (gen_next_ns_ == 0 || now_ns - gen_next_ns_ > kGeneratorLagMaxNs) gen_next_ns_ = now_ns;
+  const size_t size = o.gen_size_bytes;
+  unsigned n = 0;
+  while (gen_next_ns_ <= now_ns && n < kGeneratedPerStep && (o.gen_count_max == 0 || gen_count_ < o.gen_count_max)) {
+    // Readable payload: "n<node> #<count>" then a byte pattern a receiver can check.
+    const int head = std::snprintf(reinterpret_cast<char*>(gen_payload_), sizeof gen_payload_, "n%u #%llu ",
+                                   static_cast<unsigned>(ctx_.self), static_cast<unsigned long long>(gen_count_));
+    for (size_t k = static_cast<size_t>(std::max(head, 0)); k < size; ++k)
+      gen_payload_[k] = static_cast<uint8_t>('a' + (gen_count_ + k) % 26);
+    const core::SubmitResult r = node_.submit(0, std::span<const uint8_t>(gen_payload_, size), now_ns);
+    gen_blocked_ = r.status != core::SubmitStatus::ok;
+    if (gen_blocked_) {
+      ctx_.control.submit_backpressure.add();
+      break;  // retried at the next step with the same count
+    }
+    ctx_.control.generated.add();
+    ++gen_count_;
+    gen_next_ns_ += gen_interval_ns_;
+    ++n;
+  }
+  return n;
+}
+
+void ControlRole::advance_time(int64_t now_ns, uint64_t now_tsc) {
+  // The engine's next turn or the IC node's next cycle boundary, whichever comes first; both
+  // wait for the RX watermark the same way. INT64_MIN: not started yet (runs at once).
+  const int64_t engine_due = node_.next_deadline_ns();
+  const int64_t ic_due = ic_ != nullptr ? ic_->next_deadline_ns() : INT64_MAX;
+  const int64_t deadline = std::min(engine_due, ic_due);
+  if (deadline != INT64_MIN && now_ns < deadline) return;
+  int64_t core_now = now_ns;
+  if (ctx_.split_rx && deadline != INT64_MIN) {
+    // Frames received before the membership point must reach the node first (docs/architecture.md
+    // "Dataplane").
+    const int64_t mark_ns = ctx_.clock.to_ns(ctx_.rx_watermark_tsc.load(std::memory_order_acquire));
+    if (mark_ns < deadline) {
+      if (watermark_wait_since_tsc_ == 0) {
+        watermark_wait_since_tsc_ = now_tsc;
+        ctx_.control.watermark_waits.add();
+      }
+      if (now_tsc - watermark_wait_since_tsc_ < watermark_timeout_ticks_) return;
+      ctx_.control.watermark_timeouts.add();  // the RX role stalled: go ahead without it
+    } else {
+      core_now = std::min(now_ns, mark_ns);
+    }
+    watermark_wait_since_tsc_ = 0;
+    take_frames();  // what the RX role queued up to the watermark
+  }
+  if (engine_due == INT64_MIN || core_now >= engine_due) {
+    if (engine_due != INT64_MIN) ctx_.control.turn_lateness.record(core_now - engine_due);
+    node_.on_time(core_now);
+    handle_actions(now_ns);
+    publish_status(now_ns);
+  }
+  if (ic_ != nullptr && (ic_due == INT64_MIN || core_now >= ic_due)) {
+    // One boundary per call, so that at most one instance finishes in each: take_actions reports
+    // a bounded number of decisions, and after a stall of several cycles the ones beyond it
+    // would reach the node's own store but not the shared mirror nor the --published file.
+    int64_t due = ic_due;
+    do {
+      ic_->on_time(due == INT64_MIN ? core_now : due);
+      handle_ic_actions();
+      due = ic_->next_deadline_ns();
+    } while (due != INT64_MIN && due <= core_now);
+    publish_ic_status();
+  }
+}
+
+void ControlRole::handle_actions(int64_t now_ns) {
+  const core::Actions& a = node_.take_actions();
+  // Records first: the frames below leave only once these are durable (TxItem::log_offset).
+  if (!a.persist.empty() && ctx_.log != nullptr && !ctx_.log->append(a.persist)) {
+    // The writer fell 16 MiB behind: sending votes it has not recorded would be unsafe.
+    ctx_.control.acceptor_log_full.add();
+    ctx_.fatal.store(1, std::memory_order_relaxed);
+    ctx_.quit.store(true, std::memory_order_relaxed);
+    return;
+  }
+  for (const core::TxFrame& f : a.tx) queue_frame(f);
+  for (const core::Delivery& d : a.deliveries) {
+    ctx_.control.delivery_latency.record(now_ns - d.submit_ns);
+    hub_.record(d);
+    LogRecord r{};
+    r.kind = LogKind::delivery;
+    r.node = d.sender;
+    r.client = d.client;
+    r.payload_bytes = static_cast<uint16_t>(d.payload.size());
+    r.cycle = d.cycle;
+    r.msg_id = d.msg_id;
+    r.at_ns = now_ns;
+    r.submit_ns = d.submit_ns;
+    std::memcpy(r.head, d.payload.data(), std::min(sizeof r.head, d.payload.size()));
+    log(r);
+  }
+  for (const core::MembershipEvent& e : a.events) {
+    LogRecord r{};
+    r.kind = LogKind::event;
+    r.node = e.node;
+    r.reason = static_cast<uint8_t>(e.reason);
+    r.event = static_cast<uint8_t>(e.kind);
+    r.cycle = e.cycle;
+    r.msg_id = e.members_after;
+    r.at_ns = e.at_ns;
+    log(r);
+  }
+  for (const core::Undelivered& u : a.undelivered) {
+    LogRecord r{};
+    r.kind = LogKind::undelivered;
+    r.node = ctx_.self;
+    r.reason = static_cast<uint8_t>(u.reason);
+    r.client = u.client;
+    r.cycle = u.cycle;
+    r.msg_id = u.msg_id;
+    r.at_ns = now_ns;
+    log(r);
+  }
+}
+
+void ControlRole::queue_frame(const core::TxFrame& f) {
+  TxItem item{};
+  if (make_item(f, item)) enqueue(item, f.cycle);
+}
+
+// The frame as an mbuf with its instants; the TX method is chosen when it is queued.
+bool ControlRole::make_item(const core::TxFrame& f, TxItem& item) {
+  rte_mbuf* m = rte_pktmbuf_alloc(ctx_.pkt_pool);
+  if (m == nullptr) {
+    ctx_.control.mbuf_alloc_failed.add();
+    return false;
+  }
+  const size_t len = std::max(kMinEtherFrame, ctx_.ether_bytes + f.bytes.size());
+  auto* p = reinterpret_cast<uint8_t*>(rte_pktmbuf_append(m, static_cast<uint16_t>(len)));
+  TOB_ASSERT(p != nullptr);  // the data room holds the largest frame (sized at start)
+  write_ether_header(std::span<uint8_t>(p, ctx_.ether_bytes), ctx_.ether);
+  std::memcpy(p + ctx_.ether_bytes, f.bytes.data(), f.bytes.size());
+  if (len > ctx_.ether_bytes + f.bytes.size())
+    std::memset(p + ctx_.ether_bytes + f.bytes.size(), 0, len - ctx_.ether_bytes - f.bytes.size());
+  item = TxItem{};
+  item.mbuf = m;
+  item.tx_ns = f.tx_ns;
+  item.close_ns = ctx_.schedule->slot_end_ns(f.cycle, ctx_.self);
+  item.log_offset = ctx_.log != nullptr ? ctx_.log->appended() : 0;
+  item.copy = f.copy;
+  return true;
+}
+
+void ControlRole::enqueue(TxItem& item, int64_t cycle) {
+  if (cycle != last_tx_cycle_) {  // a new own turn: next method of the rotation
+    last_tx_cycle_ = cycle;
+    method_turn_ = (method_turn_ + 1) % ctx_.method_count;
+    if (ctx_.clock.to_ns(__rdtsc()) > item.tx_ns) ctx_.control.turns_late.add();
+  }
+  item.method = static_cast<uint8_t>(ctx_.methods[method_turn_]);
+  if (rte_ring_enqueue_elem(ctx_.tx_ring, &item, sizeof(TxItem)) != 0) {
+    ctx_.control.tx_ring_full.add();
+    rte_pktmbuf_free(item.mbuf);
+  }
+}
+
+// After every boundary of the IC node (its only source of outputs): its frames wait for the
+// engine's, decisions go to the shared mirror and the --published file, and the mirror learns
+// how far the node has got.
+void ControlRole::handle_ic_actions() {
+  const core::IcActions& a = ic_->take_actions();
+  for (const core::TxFrame& f : a.tx) {
+    if (ic_held_count_ == ic_held_.size()) {
+      ctx_.control.ic_tx_hold_full.add();
+      continue;
+    }
+    HeldFrame& h = ic_held_[ic_held_count_];
+    if (!make_item(f, h.item)) continue;
+    h.item.ic = 1;
+    h.cycle = f.cycle;
+    ++ic_held_count_;
+  }
+  for (const core::IcDecision& d : a.decisions) {
+    kv_->publish(d);
+    ic_last_instance_ = d.instance;
+    ic_last_finish_ns_ = d.finish_ns;
+    if (ctx_.ic_pub_ring != nullptr)
+      for (const core::IcPublication& p : d.publications) record_publication(p);
+  }
+  kv_->set_complete_below(ic_->next_deadline_ns());
+  release_ic_frames();
+}
+
+// IC frames of cycle c leave once the engine has processed its own turn of c (its membership
+// point), i.e. queued its frames of c, whose instants come first in the slot; a stopped engine
+// sends nothing more, so nothing waits for it.
+void ControlRole::release_ic_frames() {
+  size_t done = 0;
+  const int64_t engine_due = node_.next_deadline_ns();
+  for (; done < ic_held_count_; ++done) {
+    HeldFrame& h = ic_held_[done];
+    const int64_t turn_ns = ctx_.schedule->membership_point_ns(h.cycle, ctx_.self);
+    if (engine_due == INT64_MIN || engine_due <= turn_ns) break;
+    enqueue(h.item, h.cycle);
+  }
+  if (done == 0) return;
+  std::copy(ic_held_.begin() + static_cast<std::ptrdiff_t>(done),
+            ic_held_.begin() + static_cast<std::ptrdiff_t>(ic_held_count_), ic_held_.begin());
+  ic_held_count_ -= done;
+}
+
+void ControlRole::record_publication(const core::IcPublication& p) {
+  auto* r = reinterpret_cast<IcPubRecord*>(ic_pub_record_.data());
+  r->instance = p.instance;
+  r->t_pub_ns = p.t_pub_ns;
+  r->value_len = static_cast<uint32_t>(p.value.size());
+  r->key_len = static_cast<uint8_t>(p.key.size());
+  r->reduction = static_cast<uint8_t>(p.reduction);
+  r->ok = p.status == core::ReduceStatus::ok ? 1 : 0;
+  r->stored = static_cast<uint8_t>(p.stored);
+  TOB_ASSERT(sizeof(IcPubRecord) + p.key.size() + p.value.size() <= ic_pub_record_.size());
+  std::memcpy(ic_pub_record_.data() + sizeof(IcPubRecord), p.key.data(), p.key.size());
+  if (!p.value.empty()) std::memcpy(ic_pub_record_.data() + sizeof(IcPubRecord) + p.key.size(), p.value.data(), p.value.size());
+  if (rte_ring_enqueue_elem(ctx_.ic_pub_ring, ic_pub_record_.data(), static_cast<unsigned>(ctx_.ic_pub_bytes)) != 0)
+    ctx_.control.ic_pub_ring_full.add();
+}
+
+// --ic-gen-keys: once per IC period, every key with a value for its reduction, published at the
+// earliest instant. Majority keys get the same value on every node (a majority exists);
+// numeric keys differ slightly per node, as replicated sensors do (median and midpoint choose).
+unsigned ControlRole::generate_ic(int64_t now_ns) {
+  if (ic_gen_keys_.empty() || ctx_.schedule->cycle_of(now_ns) < 0) return 0;
+  const uint64_t instance = ic_->instance_of(now_ns);
+  if (static_cast<int64_t>(instance) == ic_gen_instance_) return 0;
+  ic_gen_instance_ = static_cast<int64_t>(instance);
+  const int64_t t_pub = ic_->finish_ns(instance);
+  const uint64_t base = instance % 100'000;  // keeps the f64 values exact to the node's share
+  uint8_t value[8];
+  for (size_t i = 0; i < ic_gen_keys_.size(); ++i) {
+    size_t len = 8;
+    switch (ic_gen_reductions_[i]) {
+      case core::Reduction::majority:
+        core::store_be64(value, instance * 1000 + i);
+        len = std::min<size_t>(8, ic_->config().value_bytes_max);
+        break;
+      case core::Reduction::median_f64:
+      case core::Reduction::midpoint_f64:
+        core::encode_f64(1000.0 * static_cast<double>(i) + static_cast<double>(base) + 0.001 * ctx_.self, value);
+        break;
+      case core::Reduction::median_i64:
+      case core::Reduction::midpoint_i64:
+        core::encode_i64(static_cast<int64_t>((base * 1000 + i) * 100 + ctx_.self), value);
+        break;
+    }
+    const std::string& key = ic_gen_keys_[i];
+    const core::KvWriteResult r = ic_->kv_write({reinterpret_cast<const uint8_t*>(key.data()), key.size()}, t_pub,
+                                                {value, len}, now_ns);
+    (r.status == core::KvWriteStatus::ok ? ctx_.control.ic_gen_writes : ctx_.control.ic_gen_refused).add();
+  }
+  return static_cast<unsigned>(ic_gen_keys_.size());
+}
+
+void ControlRole::publish_ic_status() {
+  IcStatus s;
+  s.counters = ic_->counters();
+  const core::KvStore& store = ic_->store();
+  s.store_keys = store.keys();
+  s.store_versions = store.counters().versions_stored;
+  s.store_evictions = store.counters().evictions;
+  s.store_duplicates = store.counters().duplicates;
+  s.store_full = store.counters().store_full;
+  s.last_instance = ic_last_instance_;
+  s.last_finish_ns = ic_last_finish_ns_;
+  s.frames_per_slot = ic_->frames_per_slot_max() * static_cast<size_t>(ic_->config().copies);
+  ctx_.ic_status.publish(s);
+}
+
+void ControlRole::log(const LogRecord& r) {
+  if (rte_ring_enqueue_elem(ctx_.log_ring, const_cast<LogRecord*>(&r), sizeof(LogRecord)) != 0) ctx_.control.log_ring_full.add();
+}
+
+void ControlRole::publish_status(int64_t now_ns) {
+  NodeStatus s;
+  s.state = node_.self_state();
+  s.self = node_.self();
+  s.nodes = static_cast<uint8_t>(node_.schedule().node_count());
+  s.member_count = static_cast<uint8_t>(node_.member_count());
+  s.members = node_.members();
+  s.cycle = node_.current_cycle();
+  s.queued = node_.queued();
+  s.now_ns = now_ns;
+  for (int k = 0; k < s.nodes; ++k) s.stages[k] = node_.stage_of(static_cast<core::NodeId>(k));
+  s.counters = node_.counters();
+  s.calibration = calibrator_.stats();
+  ctx_.status.publish(s);
+}
+
+void ControlRole::stop() {
+  if (stopped_) return;
+  stopped_ = true;
+  // Submissions the node never took: counted (and their clients were told nothing more than
+  // "queued"), never silently dropped from the statistics.
+  uint64_t abandoned = 0;
+  if (held_ != nullptr) {
+    rte_mempool_put(ctx_.msg_pool, held_);
+    ++abandoned;
+  }
+  held_ = nullptr;
+  for (void* m = nullptr; rte_ring_dequeue(ctx_.submit_ring, &m) == 0;) {
+    rte_mempool_put(ctx_.msg_pool, m);
+    ++abandoned;
+  }
+  ctx_.control.submit_abandoned.add(abandoned);
+  node_.stop();
+  if (ic_ != nullptr) {
+    ic_->stop();
+    // The node goes silent: held IC frames are not sent (the TX role discards what it has).
+    for (size_t i = 0; i < ic_held_count_; ++i) rte_pktmbuf_free(ic_held_[i].item.mbuf);
+    ic_held_count_ = 0;
+    publish_ic_status();
+  }
+  hub_.stop();
+  publish_status(ctx_.clock.to_ns(__rdtsc()));
+}
+
+}  // namespace tob::dataplane

@@ -1,0 +1,121 @@
+#include "dataplane/roles/rx_role.h"
+
+#include <rte_ethdev.h>
+#include <x86intrin.h>
+
+#include "core/wire.h"
+
+namespace tob::dataplane {
+
+namespace {
+constexpr unsigned kBurstMax = 512;
+}
+
+unsigned RxRole::poll() {
+  rte_mbuf* burst[kBurstMax];
+  RxItem items[kBurstMax];
+  rte_mbuf* drop[kBurstMax];
+  ctx_.rx.polls.add();
+  const uint16_t n = rte_eth_rx_burst(ctx_.port_id, 0, burst, ctx_.rx_burst);
+  const uint64_t now_tsc = __rdtsc();
+  if (n == 0) {
+    ctx_.rx_watermark_tsc.store(now_tsc, std::memory_order_release);
+    return 0;
+  }
+  const int64_t rx_ns = ctx_.clock.to_ns(now_tsc);
+  unsigned keep = 0;
+  unsigned dropped = 0;
+  for (uint16_t i = 0; i < n; ++i) {
+    core::FrameView view;
+    if (classify(burst[i], rx_ns, view)) {
+      items[keep++] = {burst[i], rx_ns, view};
+    } else {
+      drop[dropped++] = burst[i];
+    }
+  }
+  if (keep > 0) {
+    const unsigned queued = rte_ring_enqueue_burst_elem(ctx_.rx_ring, items, sizeof(RxItem), keep, nullptr);
+    ctx_.rx.accepted.add(queued);
+    for (unsigned i = queued; i < keep; ++i) drop[dropped++] = items[i].mbuf;
+    if (queued < keep) ctx_.rx.ring_full.add(keep - queued);
+  }
+  if (dropped > 0) rte_pktmbuf_free_bulk(drop, dropped);
+  // Everything stamped up to now_tsc is in the ring: the control role may pass this instant.
+  ctx_.rx_watermark_tsc.store(now_tsc, std::memory_order_release);
+  return n;
+}
+
+bool RxRole::drop_by_knob() {
+  if (ctx_.options->drop_rx <= 0) return false;
+  // xorshift64: a test knob's coin, no locks, no syscalls.
+  rng_ ^= rng_ << 13;
+  rng_ ^= rng_ >> 7;
+  rng_ ^= rng_ << 17;
+  if (static_cast<double>(rng_ >> 11) * 0x1p-53 >= ctx_.options->drop_rx) return false;
+  ctx_.rx.dropped_by_knob.add();
+  return true;
+}
+
+// Classifies and decodes one received frame: true, with its decoded view, when it goes on to the
+// control role (the view points into the mbuf's data, which only moves its start offset here).
+bool RxRole::classify(rte_mbuf* m, int64_t rx_ns, core::FrameView& view) {
+  RxStats& st = ctx_.rx;
+  st.frames.add();
+  st.bytes.add(m->pkt_len);
+  if (m->nb_segs != 1) {  // our frames fit one segment (data room sized from frame_bytes)
+    st.decode_error[static_cast<int>(core::DecodeError::too_short)].add();
+    return false;
+  }
+  const std::span<const uint8_t> bytes(rte_pktmbuf_mtod(m, const uint8_t*), m->data_len);
+  const EtherParse e = parse_ether(bytes, ctx_.config->vlan);
+  switch (e.verdict) {
+    case EtherVerdict::ours: break;
+    case EtherVerdict::other_type: st.other_ethertype.add(); return false;
+    case EtherVerdict::wrong_vlan: st.wrong_vlan.add(); return false;
+    case EtherVerdict::runt: st.runt.add(); return false;
+  }
+  const core::DecodeResult d = core::decode_frame(e.payload);
+  if (!d.ok()) {
+    st.decode_error[static_cast<int>(d.error)].add();
+    return false;
+  }
+  view = d.view;
+  const core::FrameHeader& h = d.view.header;
+  if (h.cluster_id != ctx_.config->cluster_id) {
+    st.wrong_cluster.add();
+    return false;
+  }
+  const core::Schedule& sched = *ctx_.schedule;
+  if (h.sender >= sched.node_count()) {
+    st.unknown_sender.add();
+    return false;
+  }
+  if (h.sender == ctx_.self) {
+    st.own_frames.add();
+    return false;
+  }
+  // The sender's reception window (seed 000 §6.2, docs/architecture.md "Time and schedule"):
+  // outside it is a timing failure. A window lies inside its cycle, so the frame's cycle must be
+  // the current one.
+  const int64_t cycle = sched.cycle_of(rx_ns);
+  if (h.cycle != static_cast<uint64_t>(cycle)) {
+    (h.cycle > static_cast<uint64_t>(cycle) ? st.early : st.late).add();
+    if (!ctx_.lenient_windows) return false;
+    rte_pktmbuf_adj(m, static_cast<uint16_t>(e.payload.data() - bytes.data()));
+    return !drop_by_knob();
+  }
+  const core::Window w = sched.reception_window(cycle, h.sender);
+  if (rx_ns < w.open_ns || rx_ns >= w.close_ns) {
+    (rx_ns < w.open_ns ? st.early : st.late).add();
+    // mars: a timing failure is an omission. otfp: timing is only liveness, the frame counts.
+    if (!ctx_.lenient_windows) return false;
+  }
+  // The first copy of the engine's frame: IC frames leave later in the slot (after the copies).
+  if (h.kind == core::FrameKind::slot && (h.flags & core::kFlagSecondCopy) == 0 && h.segment_index == 0)
+    st.arrival_offset.record(rx_ns - sched.transmit_ns(cycle, h.sender));
+  // Keep only the TOB payload in the mbuf for the control role.
+  rte_pktmbuf_adj(m, static_cast<uint16_t>(e.payload.data() - bytes.data()));
+  return !drop_by_knob();
+}
+
+}  // namespace tob::dataplane

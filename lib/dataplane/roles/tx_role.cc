@@ -1,0 +1,138 @@
+#include "dataplane/roles/tx_role.h"
+
+#include <rte_ethdev.h>
+#include <rte_mbuf_dyn.h>
+#include <x86intrin.h>
+
+#include <algorithm>
+#include <ctime>
+
+namespace tob::dataplane {
+
+namespace {
+constexpr int kFramesPerStep = 16;  // bounded work per call
+constexpr int kSendRetries = 64;    // tx_burst attempts before the frame counts as failed
+}
+
+TxRole::TxRole(DaemonContext& ctx) : ctx_(ctx) {
+  ns_per_tick_ = ctx_.clock.fit().ns_per_tick;
+  lead_ticks_ = static_cast<uint64_t>(static_cast<double>(ctx_.options->tx_lead_ns) / ns_per_tick_);
+  hybrid_ticks_ = static_cast<uint64_t>(static_cast<double>(ctx_.options->hybrid_margin_ns) / ns_per_tick_);
+}
+
+bool TxRole::load_head() {
+  if (have_head_) return true;
+  if (rte_ring_dequeue_elem(ctx_.tx_ring, &head_, sizeof(TxItem)) != 0) return false;
+  have_head_ = true;
+  deadline_tsc_ = ctx_.options->transport == Transport::best_effort ? 0 : ctx_.clock.to_tsc(head_.tx_ns);
+  return true;
+}
+
+void TxRole::wait_until(uint64_t deadline_tsc, TxMethod method) const {
+  const auto sleep_until = [&](uint64_t until_tsc) {
+    const uint64_t now = __rdtsc();
+    if (until_tsc <= now) return;
+    timespec ts{};
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    const auto ns = static_cast<int64_t>(static_cast<double>(until_tsc - now) * ns_per_tick_);
+    const int64_t target = static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec + ns;
+    const timespec abs{static_cast<time_t>(target / 1'000'000'000), static_cast<long>(target % 1'000'000'000)};
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &abs, nullptr) == EINTR) {
+    }
+  };
+  const auto spin_until = [](uint64_t until_tsc) {
+    while (__rdtsc() < until_tsc) _mm_pause();
+  };
+  switch (method) {
+    case TxMethod::spin: spin_until(deadline_tsc); break;
+    case TxMethod::sleep: sleep_until(deadline_tsc); break;
+    case TxMethod::hybrid:
+      if (deadline_tsc > hybrid_ticks_) sleep_until(deadline_tsc - hybrid_ticks_);
+      spin_until(deadline_tsc);
+      break;
+    case TxMethod::nic:
+    case TxMethod::automatic: break;  // resolved at start-up; nic waits in the NIC
+  }
+}
+
+void TxRole::send_head() {
+  TxStats& st = ctx_.tx;
+  rte_mbuf* m = head_.mbuf;
+  const auto method = static_cast<TxMethod>(head_.method);
+  const bool timed = ctx_.options->transport == Transport::tdma;
+  if (timed && ctx_.clock.to_ns(__rdtsc()) >= head_.close_ns) {
+    st.missed.add();  // the slot is over: sending now would only be rejected as late
+    rte_pktmbuf_free(m);
+    return;
+  }
+  if (timed && method == TxMethod::nic) {
+    *RTE_MBUF_DYNFIELD(m, ctx_.ts_offset, uint64_t*) = static_cast<uint64_t>(ctx_.nic_clock.to_ns(deadline_tsc_));
+    m->ol_flags |= ctx_.ts_flag;
+    st.nic_launch.add();
+  } else if (timed) {
+    wait_until(deadline_tsc_, method);
+  }
+  const uint32_t len = m->pkt_len;
+  for (int attempt = 0; attempt < kSendRetries; ++attempt) {
+    const uint64_t call_tsc = __rdtsc();
+    if (rte_eth_tx_burst(ctx_.port_id, 0, &m, 1) == 1) {
+      st.frames.add();
+      st.bytes.add(len);
+      if (timed && method != TxMethod::nic) {
+        const auto error_ns = static_cast<int64_t>(static_cast<double>(static_cast<int64_t>(call_tsc - deadline_tsc_)) * ns_per_tick_);
+        if (head_.ic != 0) {  // round data queues behind the engine's frames: its lag, not an error
+          st.ic_frames.add();
+          st.ic_lag_max_us.raise_to(static_cast<uint64_t>(std::max<int64_t>(0, error_ns / 1000)));
+        } else {
+          st.tx_error[static_cast<int>(method)].record(error_ns);
+          if (error_ns > ctx_.schedule->config().precision_ns) st.late.add();
+        }
+      }
+      return;
+    }
+  }
+  st.tx_failed.add();
+  rte_pktmbuf_free(m);
+}
+
+unsigned TxRole::step(uint64_t& next_due_tsc) {
+  unsigned handled = 0;
+  next_due_tsc = UINT64_MAX;
+  for (int i = 0; i < kFramesPerStep && load_head(); ++i) {
+    const uint64_t now = __rdtsc();
+    if (deadline_tsc_ > lead_ticks_ && now < deadline_tsc_ - lead_ticks_) {
+      next_due_tsc = deadline_tsc_ - lead_ticks_;
+      return handled;
+    }
+    // otfp: the votes in this frame must be in the acceptor log first (group commit per cycle).
+    if (ctx_.log != nullptr && ctx_.log->durable() < head_.log_offset) {
+      if (ctx_.clock.to_ns(now) < head_.close_ns) {
+        if (!waited_) ctx_.tx.waited_for_log.add();
+        waited_ = true;
+        next_due_tsc = 0;  // poll again soon
+        return handled;
+      }
+      ctx_.tx.log_late.add();
+      rte_pktmbuf_free(head_.mbuf);
+      have_head_ = false;
+      waited_ = false;
+      ++handled;
+      continue;
+    }
+    waited_ = false;
+    send_head();
+    have_head_ = false;
+    ++handled;
+  }
+  if (have_head_ || !rte_ring_empty(ctx_.tx_ring)) next_due_tsc = 0;  // more work right away
+  return handled;
+}
+
+void TxRole::discard_pending() {
+  if (have_head_) rte_pktmbuf_free(head_.mbuf);
+  have_head_ = false;
+  TxItem item;
+  while (rte_ring_dequeue_elem(ctx_.tx_ring, &item, sizeof(TxItem)) == 0) rte_pktmbuf_free(item.mbuf);
+}
+
+}  // namespace tob::dataplane
