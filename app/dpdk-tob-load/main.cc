@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "dataplane/histogram.h"
+#include "dataplane/observe/histogram.h"
 #include "load_options.h"
 #include "tob.h"
 
