@@ -26,7 +26,7 @@
 #include "core/kv_batch.h"
 #include "core/kv_store.h"
 #include "core/wire.h"
-#include "dataplane/kv_mirror.h"
+#include "dataplane/shm/kv_mirror.h"
 
 namespace {
 

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "../../include/tob.h"
-#include "dataplane/client_hub.h"
+#include "dataplane/clients/client_hub.h"
 
 using namespace tob::dataplane;
 

@@ -8,7 +8,7 @@
 #include <unistd.h>
 #include <string>
 
-#include "dataplane/cluster_config.h"
+#include "dataplane/config/cluster_config.h"
 
 using tob::dataplane::load_cluster_config;
 

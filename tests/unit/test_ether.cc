@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "core/wire.h"
-#include "dataplane/ether.h"
+#include "dataplane/port/ether.h"
 
 using namespace tob::dataplane;
 

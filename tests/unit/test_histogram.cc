@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "dataplane/histogram.h"
+#include "dataplane/observe/histogram.h"
 
 using tob::dataplane::Histogram;
 using tob::dataplane::HistogramSummary;

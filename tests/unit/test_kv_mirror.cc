@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "core/kv_store.h"
-#include "dataplane/kv_mirror.h"
+#include "dataplane/shm/kv_mirror.h"
 
 using tob::core::KvPublish;
 using tob::core::KvStatus;

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "dataplane/options.h"
+#include "dataplane/config/options.h"
 
 using namespace tob::dataplane;
 

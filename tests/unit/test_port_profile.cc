@@ -10,7 +10,7 @@
 #include <string>
 #include <unistd.h>
 
-#include "dataplane/port_profile.h"
+#include "dataplane/port/port_profile.h"
 
 #ifndef TOB_DRIVERS_CFG_DIR
 #error "the test needs -DTOB_DRIVERS_CFG_DIR (see tests/unit/meson.build)"

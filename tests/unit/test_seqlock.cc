@@ -8,7 +8,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "dataplane/seqlock.h"
+#include "dataplane/shm/seqlock.h"
 
 using tob::dataplane::Seqlock;
 

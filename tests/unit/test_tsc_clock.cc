@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "dataplane/tsc_clock.h"
+#include "dataplane/time/tsc_clock.h"
 
 using namespace tob::dataplane;
 
