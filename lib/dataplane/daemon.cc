@@ -26,6 +26,7 @@
 #include "dataplane/config/cluster_config.h"
 #include "dataplane/context.h"
 #include "dataplane/roles/control_role.h"
+#include "dataplane/roles/generators.h"
 #include "dataplane/time/global_clock.h"
 #include "dataplane/observe/io_thread.h"
 #include "dataplane/clients/kv_hub.h"

@@ -7,31 +7,31 @@
 #include <cstdio>
 #include <cstring>
 
-#include "core/bytes.h"
 #include "core/wire.h"
+#include "dataplane/observe/status.h"
 
 namespace tob::dataplane {
 
 namespace {
 constexpr unsigned kFramesPerStep = 64;
 constexpr unsigned kSubmitsPerStep = 64;
-constexpr unsigned kGeneratedPerStep = 64;
-constexpr int64_t kGeneratorLagMaxNs = 100'000'000;  // a generator held back longer skips ahead
 constexpr size_t kMinEtherFrame = 60;                // without FCS
 constexpr int64_t kDurablePollNs = 50'000;            // otfp: how soon to look again while records sync
 }  // namespace
 
-std::string ic_gen_key(const core::IcConfig& c, size_t i) {
-  const size_t k = i % (c.key_classes.size() + 1);
-  return (k < c.key_classes.size() ? c.key_classes[k].prefix : std::string()) + "gen" + std::to_string(i);
-}
-
 ControlRole::ControlRole(DaemonContext& ctx, core::Engine& node, Calibrator& calibrator, Calibrator* nic_calibrator,
                          ClientHub& hub, core::IcNode* ic, KvHub* kv)
-    : ctx_(ctx), node_(node), calibrator_(calibrator), nic_calibrator_(nic_calibrator), hub_(hub), ic_(ic), kv_(kv) {
+    : ctx_(ctx),
+      node_(node),
+      calibrator_(calibrator),
+      nic_calibrator_(nic_calibrator),
+      hub_(hub),
+      tx_rotation_(ctx.methods, ctx.method_count),
+      generator_(*ctx.options, ctx.self),
+      ic_(ic),
+      kv_(kv) {
   TOB_ASSERT((ic == nullptr) == (kv == nullptr));
   const DaemonOptions& o = *ctx_.options;
-  if (o.gen_rate_per_s > 0) gen_interval_ns_ = std::max<int64_t>(1, static_cast<int64_t>(1e9 / o.gen_rate_per_s));
   const double ns_per_tick = ctx_.clock.fit().ns_per_tick;
   // The RX role may lag a membership point by this much before the control role goes ahead.
   const int64_t timeout_ns = std::max<int64_t>(100'000, ctx_.schedule->config().decision_margin_ns / 2);
@@ -40,16 +40,8 @@ ControlRole::ControlRole(DaemonContext& ctx, core::Engine& node, Calibrator& cal
     // One slot's IC frames can wait for the engine's while the next slot's are made (a stall).
     ic_held_.resize(2 * ic_->frames_per_slot_max() * static_cast<size_t>(ic_->config().copies));
     ic_pub_record_.assign(ctx_.ic_pub_bytes, 0);
-    // --ic-gen-keys: key i over the configured key classes, then the default reduction.
-    const core::IcConfig& c = ic_->config();
-    for (size_t i = 0; i < o.ic_gen_keys; ++i) {
-      const std::string key = ic_gen_key(c, i);
-      TOB_ASSERT(key.size() <= c.key_bytes_max);  // checked at start (daemon.cc)
-      ic_gen_keys_.push_back(key);
-      ic_gen_reductions_.push_back(core::reduction_for(
-          {reinterpret_cast<const uint8_t*>(key.data()), key.size()}, c.key_classes, c.default_reduction));
-    }
-    publish_ic_status();
+    if (o.ic_gen_keys > 0) ic_generator_ = std::make_unique<IcKeyGenerator>(ic_->config(), o.ic_gen_keys, ctx_.self);
+    ctx_.ic_status.publish(ic_status(*ic_, ic_last_instance_, ic_last_finish_ns_));
   }
 }
 
@@ -65,24 +57,20 @@ unsigned ControlRole::step(uint64_t& next_due_tsc) {
   unsigned work = take_frames();
   work += take_durability(now_ns);
   work += take_submissions();
-  work += generate(now_ns);
+  work += generator_.generate(node_, now_ns, ctx_.control);
   advance_time(now_ns, now_tsc);
   if (ic_ != nullptr && ic_->next_deadline_ns() > now_ns) {
     // Only with every boundary up to now processed: a write or the generator must not move the
     // IC node past a boundary the RX role has not delivered the frames of yet. Writes produce no
     // actions (outputs come from boundaries only: advance_time takes them).
     work += kv_->take_writes(*ic_, now_ns);
-    work += generate_ic(now_ns);
+    if (ic_generator_ != nullptr) work += ic_generator_->generate(*ic_, *ctx_.schedule, now_ns, ctx_.control);
   }
   release_ic_frames();
   work += hub_.serve();
   int64_t due_ns = node_.next_deadline_ns();
   if (ic_ != nullptr) due_ns = std::min(due_ns, ic_->next_deadline_ns());
-  // The generator's next message, unless it is done or waits for room in the queue (retried at
-  // the engine's next turn): a due time in the past would keep the loop from ever idling.
-  const DaemonOptions& o = *ctx_.options;
-  const bool gen_done = o.gen_count_max != 0 && gen_count_ >= o.gen_count_max;
-  if (gen_interval_ns_ > 0 && !gen_done && !gen_blocked_) due_ns = std::min(due_ns, gen_next_ns_);
+  due_ns = std::min(due_ns, generator_.next_due_ns());
   // Records being synced: the engine counts its own votes once they are durable (poll soon).
   if (ctx_.log != nullptr && ctx_.log->appended() > engine_durable_) due_ns = std::min(due_ns, now_ns + kDurablePollNs);
   next_due_tsc = watermark_wait_since_tsc_ != 0 ? 0 : ctx_.clock.to_tsc(due_ns);
@@ -150,32 +138,6 @@ unsigned ControlRole::take_submissions() {
   return n;
 }
 
-unsigned ControlRole::generate(int64_t now_ns) {
-  const DaemonOptions& o = *ctx_.options;
-  if (gen_interval_ns_ == 0 || (o.gen_count_max != 0 && gen_count_ >= o.gen_count_max)) return 0;
-  if (gen_next_ns_ == 0 || now_ns - gen_next_ns_ > kGeneratorLagMaxNs) gen_next_ns_ = now_ns;
-  const size_t size = o.gen_size_bytes;
-  unsigned n = 0;
-  while (gen_next_ns_ <= now_ns && n < kGeneratedPerStep && (o.gen_count_max == 0 || gen_count_ < o.gen_count_max)) {
-    // Readable payload: "n<node> #<count>" then a byte pattern a receiver can check.
-    const int head = std::snprintf(reinterpret_cast<char*>(gen_payload_), sizeof gen_payload_, "n%u #%llu ",
-                                   static_cast<unsigned>(ctx_.self), static_cast<unsigned long long>(gen_count_));
-    for (size_t k = static_cast<size_t>(std::max(head, 0)); k < size; ++k)
-      gen_payload_[k] = static_cast<uint8_t>('a' + (gen_count_ + k) % 26);
-    const core::SubmitResult r = node_.submit(0, std::span<const uint8_t>(gen_payload_, size), now_ns);
-    gen_blocked_ = r.status != core::SubmitStatus::ok;
-    if (gen_blocked_) {
-      ctx_.control.submit_backpressure.add();
-      break;  // retried at the next step with the same count
-    }
-    ctx_.control.generated.add();
-    ++gen_count_;
-    gen_next_ns_ += gen_interval_ns_;
-    ++n;
-  }
-  return n;
-}
-
 void ControlRole::advance_time(int64_t now_ns, uint64_t now_tsc) {
   // The engine's next turn or the IC node's next cycle boundary, whichever comes first; both
   // wait for the RX watermark the same way. INT64_MIN: not started yet (runs at once).
@@ -205,7 +167,7 @@ void ControlRole::advance_time(int64_t now_ns, uint64_t now_tsc) {
     if (engine_due != INT64_MIN) ctx_.control.turn_lateness.record(core_now - engine_due);
     node_.on_time(core_now);
     handle_actions(now_ns);
-    publish_status(now_ns);
+    ctx_.status.publish(node_status(node_, calibrator_, now_ns));
   }
   if (ic_ != nullptr && (ic_due == INT64_MIN || core_now >= ic_due)) {
     // One boundary per call, so that at most one instance finishes in each: take_actions reports
@@ -217,7 +179,7 @@ void ControlRole::advance_time(int64_t now_ns, uint64_t now_tsc) {
       handle_ic_actions();
       due = ic_->next_deadline_ns();
     } while (due != INT64_MIN && due <= core_now);
-    publish_ic_status();
+    ctx_.ic_status.publish(ic_status(*ic_, ic_last_instance_, ic_last_finish_ns_));
   }
 }
 
@@ -300,12 +262,9 @@ bool ControlRole::make_item(const core::TxFrame& f, TxItem& item) {
 }
 
 void ControlRole::enqueue(TxItem& item, int64_t cycle) {
-  if (cycle != last_tx_cycle_) {  // a new own turn: next method of the rotation
-    last_tx_cycle_ = cycle;
-    method_turn_ = (method_turn_ + 1) % ctx_.method_count;
-    if (ctx_.clock.to_ns(__rdtsc()) > item.tx_ns) ctx_.control.turns_late.add();
-  }
-  item.method = static_cast<uint8_t>(ctx_.methods[method_turn_]);
+  bool new_turn = false;
+  item.method = static_cast<uint8_t>(tx_rotation_.method_for(cycle, &new_turn));
+  if (new_turn && ctx_.clock.to_ns(__rdtsc()) > item.tx_ns) ctx_.control.turns_late.add();
   if (rte_ring_enqueue_elem(ctx_.tx_ring, &item, sizeof(TxItem)) != 0) {
     ctx_.control.tx_ring_full.add();
     rte_pktmbuf_free(item.mbuf);
@@ -373,74 +332,8 @@ void ControlRole::record_publication(const core::IcPublication& p) {
     ctx_.control.ic_pub_ring_full.add();
 }
 
-// --ic-gen-keys: once per IC period, every key with a value for its reduction, published at the
-// earliest instant. Majority keys get the same value on every node (a majority exists);
-// numeric keys differ slightly per node, as replicated sensors do (median and midpoint choose).
-unsigned ControlRole::generate_ic(int64_t now_ns) {
-  if (ic_gen_keys_.empty() || ctx_.schedule->cycle_of(now_ns) < 0) return 0;
-  const uint64_t instance = ic_->instance_of(now_ns);
-  if (static_cast<int64_t>(instance) == ic_gen_instance_) return 0;
-  ic_gen_instance_ = static_cast<int64_t>(instance);
-  const int64_t t_pub = ic_->finish_ns(instance);
-  const uint64_t base = instance % 100'000;  // keeps the f64 values exact to the node's share
-  uint8_t value[8];
-  for (size_t i = 0; i < ic_gen_keys_.size(); ++i) {
-    size_t len = 8;
-    switch (ic_gen_reductions_[i]) {
-      case core::Reduction::majority:
-        core::store_be64(value, instance * 1000 + i);
-        len = std::min<size_t>(8, ic_->config().value_bytes_max);
-        break;
-      case core::Reduction::median_f64:
-      case core::Reduction::midpoint_f64:
-        core::encode_f64(1000.0 * static_cast<double>(i) + static_cast<double>(base) + 0.001 * ctx_.self, value);
-        break;
-      case core::Reduction::median_i64:
-      case core::Reduction::midpoint_i64:
-        core::encode_i64(static_cast<int64_t>((base * 1000 + i) * 100 + ctx_.self), value);
-        break;
-    }
-    const std::string& key = ic_gen_keys_[i];
-    const core::KvWriteResult r = ic_->kv_write({reinterpret_cast<const uint8_t*>(key.data()), key.size()}, t_pub,
-                                                {value, len}, now_ns);
-    (r.status == core::KvWriteStatus::ok ? ctx_.control.ic_gen_writes : ctx_.control.ic_gen_refused).add();
-  }
-  return static_cast<unsigned>(ic_gen_keys_.size());
-}
-
-void ControlRole::publish_ic_status() {
-  IcStatus s;
-  s.counters = ic_->counters();
-  const core::KvStore& store = ic_->store();
-  s.store_keys = store.keys();
-  s.store_versions = store.counters().versions_stored;
-  s.store_evictions = store.counters().evictions;
-  s.store_duplicates = store.counters().duplicates;
-  s.store_full = store.counters().store_full;
-  s.last_instance = ic_last_instance_;
-  s.last_finish_ns = ic_last_finish_ns_;
-  s.frames_per_slot = ic_->frames_per_slot_max() * static_cast<size_t>(ic_->config().copies);
-  ctx_.ic_status.publish(s);
-}
-
 void ControlRole::log(const LogRecord& r) {
   if (rte_ring_enqueue_elem(ctx_.log_ring, const_cast<LogRecord*>(&r), sizeof(LogRecord)) != 0) ctx_.control.log_ring_full.add();
-}
-
-void ControlRole::publish_status(int64_t now_ns) {
-  NodeStatus s;
-  s.state = node_.self_state();
-  s.self = node_.self();
-  s.nodes = static_cast<uint8_t>(node_.schedule().node_count());
-  s.member_count = static_cast<uint8_t>(node_.member_count());
-  s.members = node_.members();
-  s.cycle = node_.current_cycle();
-  s.queued = node_.queued();
-  s.now_ns = now_ns;
-  for (int k = 0; k < s.nodes; ++k) s.stages[k] = node_.stage_of(static_cast<core::NodeId>(k));
-  s.counters = node_.counters();
-  s.calibration = calibrator_.stats();
-  ctx_.status.publish(s);
 }
 
 void ControlRole::stop() {
@@ -465,10 +358,10 @@ void ControlRole::stop() {
     // The node goes silent: held IC frames are not sent (the TX role discards what it has).
     for (size_t i = 0; i < ic_held_count_; ++i) rte_pktmbuf_free(ic_held_[i].item.mbuf);
     ic_held_count_ = 0;
-    publish_ic_status();
+    ctx_.ic_status.publish(ic_status(*ic_, ic_last_instance_, ic_last_finish_ns_));
   }
   hub_.stop();
-  publish_status(ctx_.clock.to_ns(__rdtsc()));
+  ctx_.status.publish(node_status(node_, calibrator_, ctx_.clock.to_ns(__rdtsc())));
 }
 
 }  // namespace tob::dataplane

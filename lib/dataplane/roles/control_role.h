@@ -3,8 +3,10 @@
 // at each membership point (held back until the RX role has passed that instant, so no frame of the
 // closing window is still on its way); the node's frames become mbufs for the TX role; deliveries
 // and membership events become records for the I/O thread. Applications' messages arrive on the
-// submit ring; the built-in generator adds its own. It also re-fits the TSC clock, and hands the
-// otfp engine's log records to the acceptor log before the frames that depend on them.
+// submit ring; the built-in generators add their own (roles/generators.h). It also re-fits the
+// TSC clock, picks each turn's TX method (roles/tx_rotation.h), publishes the status snapshots
+// (observe/status.h), and hands the otfp engine's log records to the acceptor log before the
+// frames that depend on them.
 //
 // With [ic] it runs a core::IcNode next to the engine (docs/protocol-ic.md): frames of kind ic go to it,
 // its cycle boundaries join the engine's turns in the loop's due time (held back by the same RX
@@ -15,21 +17,20 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "core/engine.h"
 #include "core/ic_node.h"
 #include "dataplane/clients/client_hub.h"
-#include "dataplane/context.h"
-#include "dataplane/time/global_clock.h"
 #include "dataplane/clients/kv_hub.h"
+#include "dataplane/context.h"
+#include "dataplane/roles/generators.h"
+#include "dataplane/roles/tx_rotation.h"
+#include "dataplane/time/global_clock.h"
 
 namespace tob::dataplane {
-
-// Key i of the built-in writer (--ic-gen-keys): "<class prefix>gen<i>", over the configured key
-// classes in turn and then the default reduction.
-std::string ic_gen_key(const core::IcConfig& c, size_t i);
 
 class ControlRole {
  public:
@@ -48,20 +49,16 @@ class ControlRole {
   unsigned take_frames();
   unsigned take_submissions();
   unsigned take_durability(int64_t now_ns);
-  unsigned generate(int64_t now_ns);
   void advance_time(int64_t now_ns, uint64_t now_tsc);
   void handle_actions(int64_t now_ns);
   void queue_frame(const core::TxFrame& f);
   bool make_item(const core::TxFrame& f, TxItem& item);
   void enqueue(TxItem& item, int64_t cycle);
   void log(const LogRecord& r);
-  void publish_status(int64_t now_ns);
   // Interactive consistency.
   void handle_ic_actions();
   void release_ic_frames();
   void record_publication(const core::IcPublication& p);
-  unsigned generate_ic(int64_t now_ns);
-  void publish_ic_status();
 
   DaemonContext& ctx_;
   core::Engine& node_;
@@ -69,17 +66,12 @@ class ControlRole {
   Calibrator* nic_calibrator_;
   ClientHub& hub_;
   bool stopped_ = false;
-  int method_turn_ = 0;        // rotation through --tx-method lists, per own turn
-  int64_t last_tx_cycle_ = -1;
+  TxRotation tx_rotation_;
+  MessageGenerator generator_;
   SubmitMsg* held_ = nullptr;  // a submission refused by backpressure, retried first
-  int64_t gen_next_ns_ = 0;
-  bool gen_blocked_ = false;  // the last submission met backpressure
-  uint64_t gen_count_ = 0;
   uint64_t engine_durable_ = 0;          // otfp: acceptor log bytes the engine knows durable
-  int64_t gen_interval_ns_ = 0;
   uint64_t watermark_wait_since_tsc_ = 0;
   uint64_t watermark_timeout_ticks_ = 0;
-  uint8_t gen_payload_[65535];
 
   core::IcNode* ic_ = nullptr;
   KvHub* kv_ = nullptr;
@@ -92,9 +84,7 @@ class ControlRole {
   std::vector<uint8_t> ic_pub_record_;   // one ic pub ring element
   uint64_t ic_last_instance_ = 0;        // for the status snapshot
   int64_t ic_last_finish_ns_ = 0;
-  std::vector<std::string> ic_gen_keys_; // --ic-gen-keys: keys and their reductions, made at start
-  std::vector<core::Reduction> ic_gen_reductions_;
-  int64_t ic_gen_instance_ = -1;         // the last period the generator wrote
+  std::unique_ptr<IcKeyGenerator> ic_generator_;  // --ic-gen-keys
 };
 
 }  // namespace tob::dataplane
