@@ -1,4 +1,5 @@
-// dpdk-tob: one process per host (docs/architecture.md). See lib/dataplane/daemon.h and --help.
-#include "dataplane/daemon.h"
+// dpdk-tob: one process per host (docs/architecture.md). The phases of its life: daemon.h; its
+// options: dpdk-tob --help.
+#include "daemon.h"
 
-int main(int argc, char** argv) { return tob::dataplane::run_daemon(argc, argv); }
+int main(int argc, char** argv) { return tob::app::run_daemon(argc, argv); }

@@ -1,6 +1,6 @@
 // What the daemon's lcores and threads share (docs/architecture.md): configuration, the TSC clock,
 // the rings between roles, the pools, statistics and the stop flag. Built once at start-up in
-// daemon.cc; the roles hold a reference and never allocate.
+// app/dpdk-tob/daemon.cc; the roles hold a reference and never allocate.
 //
 //   RX role --rx ring (RxItem)--> control role --tx ring (TxItem)--> TX role --> port
 //                                      |  --log ring (LogRecord)--> I/O thread (files, status)
@@ -115,7 +115,7 @@ struct DaemonContext {
   std::atomic<uint64_t> rx_watermark_tsc{0};  // every frame stamped up to here is in the rx ring
   std::atomic<bool> quit{false};              // set by signals, --duration, or a fatal error
   std::atomic<bool> control_done{false};      // the node stopped and sent its last frame
-  std::atomic<int> fatal{0};                  // a reason to stop with exit status 1 (see daemon.cc)
+  std::atomic<int> fatal{0};                  // a reason to stop with exit status 1 (app/dpdk-tob/daemon.cc)
 
   RxStats rx;
   TxStats tx;
