@@ -349,11 +349,11 @@ int Daemon::create_engines() {
   ctx.lenient_windows = cfg.order == Order::otfp;
   // Interactive consistency next to the engine ([ic]), and the applications' side of its store.
   if (!cfg.ic) return kExitOk;
-  core::IcConfig ic_config = *cfg.ic;
-  ic_config.test_fault = {opt_.ic_fault, 0x1C0FFEEull + self_};
-  auto ic = core::IcNode::create(node_config_, ic_config);
+  auto ic = core::IcNode::create(node_config_, *cfg.ic);
   if (!ic) return fail_started(kExitUsage, cfg.path + ": " + ic.error().message);
   ic_node_.emplace(std::move(ic.value()));
+  if (opt_.ic_fault != core::IcFaultMode::none)  // the test knob: this node misbehaves
+    ic_faults_.emplace(*ic_node_, node_config_, core::IcTestFault{opt_.ic_fault, 0x1C0FFEEull + self_});
   auto kv = KvHub::create(cfg, *client_hub_->shared());
   if (!kv) return fail_started(kExitRuntime, kv.error().message);
   kv_hub_ = std::move(kv.value());
@@ -373,7 +373,7 @@ int Daemon::launch() {
   rx_.emplace(ctx);
   tx_.emplace(ctx);
   control_.emplace(ctx, *engine_, *calibrator_, nic_calibrator_ ? &*nic_calibrator_ : nullptr, *client_hub_,
-                   ic_node_ ? &*ic_node_ : nullptr, kv_hub_.get());
+                   ic_node_ ? &*ic_node_ : nullptr, kv_hub_.get(), ic_faults_ ? &*ic_faults_ : nullptr);
   std::string layout;
   const std::string main_lcore = "lcore " + std::to_string(rte_get_main_lcore());
   if (lcores <= 1) {

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/engine.h"
+#include "core/ic_fault.h"
 #include "core/ic_node.h"
 #include "core/schedule.h"
 #include "dataplane/clients/client_hub.h"
@@ -93,6 +94,7 @@ class Daemon {
   std::unique_ptr<dataplane::KvHub> kv_hub_;
   std::unique_ptr<core::Engine> engine_;
   std::optional<core::IcNode> ic_node_;
+  std::optional<core::IcFaultInjector> ic_faults_;  // --ic-fault
   std::optional<dataplane::IoThread> io_;
   // 3. launch
   std::optional<dataplane::RxRole> rx_;

@@ -1,5 +1,9 @@
 #include "core/ic_fault.h"
 
+#include <cstring>
+
+#include "core/ic_wire.h"
+
 #include <algorithm>
 
 #include "core/bytes.h"
@@ -73,6 +77,62 @@ void ic_garble(std::span<uint8_t> message, size_t entry_bytes, uint64_t seed) {
       }
     }
   }
+}
+
+IcFaultInjector::IcFaultInjector(const IcNode& node, const NodeConfig& node_config, IcTestFault fault)
+    : fault_(fault),
+      cluster_id_(node_config.cluster_id),
+      self_(node_config.self),
+      chunk_bytes_(node.config().chunk_bytes),
+      frame_bytes_max_(node_config.frame_bytes_max),
+      copies_(node.config().copies),
+      frames_max_(node.frames_per_slot_max()),
+      entry_bytes_(node.entry_bytes()),
+      limits_(node.config().limits()) {
+  scratch_.assign(node.round_data_bytes_max(), 0);
+  tx_bytes_.assign(static_cast<size_t>(copies_) * frames_max_ * frame_bytes_max_, 0);
+  tx_lengths_.assign(frames_max_, 0);
+  messages_.reserve(kEigRoundsMax);
+  out_.tx.reserve(static_cast<size_t>(copies_) * frames_max_);
+  out_.rounds.reserve(kEigRoundsMax);
+  out_.decisions.reserve(64);
+}
+
+const IcActions& IcFaultInjector::apply(const IcActions& honest) {
+  out_.clear();
+  out_.rounds.assign(honest.rounds.begin(), honest.rounds.end());  // what it would have sent
+  out_.decisions.assign(honest.decisions.begin(), honest.decisions.end());
+  if (fault_.mode == IcFaultMode::none) {
+    out_.tx.assign(honest.tx.begin(), honest.tx.end());
+    return out_;
+  }
+  if (fault_.mode == IcFaultMode::omit || honest.rounds.empty()) return out_;
+  // One slot's round data per boundary (IcNode::transmit): rewrite each message, encode again.
+  messages_.clear();
+  size_t at = 0;
+  for (const IcRoundData& r : honest.rounds) {
+    TOB_ASSERT(r.cycle == honest.rounds.front().cycle && at + r.message.size() <= scratch_.size());
+    std::span<uint8_t> copy(scratch_.data() + at, r.message.size());
+    std::memcpy(copy.data(), r.message.data(), copy.size());
+    const uint64_t seed = fault_.seed ^ (r.instance * 0x9E3779B97F4A7C15ull);
+    if (fault_.mode == IcFaultMode::lie) {
+      ic_lie(copy, entry_bytes_, limits_, seed);
+    } else {
+      ic_garble(copy, entry_bytes_, seed ^ static_cast<uint64_t>(r.round));
+    }
+    messages_.push_back({r.instance, static_cast<uint8_t>(r.round), copy});
+    at += copy.size();
+  }
+  IcFrameParams p;
+  p.cluster_id = cluster_id_;
+  p.sender = self_;
+  p.cycle = static_cast<uint64_t>(honest.rounds.front().cycle);
+  p.chunk_bytes = chunk_bytes_;
+  p.frame_bytes_max = frame_bytes_max_;
+  const size_t frames =
+      emit_ic_copies(messages_, p, copies_, frames_max_, honest.rounds.front().tx_ns, tx_bytes_, tx_lengths_, out_.tx);
+  TOB_ASSERT(frames > 0);
+  return out_;
 }
 
 }  // namespace tob::core

@@ -5,7 +5,6 @@
 #include <string>
 
 #include "core/bytes.h"
-#include "core/ic_fault.h"
 
 namespace tob::core {
 namespace {
@@ -141,7 +140,7 @@ Result<IcNode> IcNode::create(const NodeConfig& node, const IcConfig& ic) {
   x.frames_max_ = frames;
   x.tx_bytes_.assign(static_cast<size_t>(ic.copies) * frames * node.frame_bytes_max, 0);
   x.tx_lengths_.assign(frames, 0);
-  if (ic.test_fault.mode == IcFaultMode::lie || ic.test_fault.mode == IcFaultMode::garble) x.fault_scratch_.assign(scratch, 0);
+  x.round_data_bytes_max_ = scratch;
   x.actions_.tx.reserve(static_cast<size_t>(ic.copies) * frames);
   x.actions_.rounds.reserve(trees);
   x.actions_.decisions.reserve(kDecisionsReported);
@@ -284,43 +283,15 @@ void IcNode::transmit(int64_t cycle, int64_t now_ns, std::span<const IcMessage> 
   // Only the boundary whose slot is still ahead gets here, so at most one cycle's round data
   // (ceil(R / P) messages) per call: the reserved capacity holds.
   for (const IcMessage& m : messages) actions_.rounds.push_back({m.instance, m.round, cycle, tx_ns, m.bytes});
-  if (config_.test_fault.mode == IcFaultMode::omit) return;
-  IcMessage sent[kEigRoundsMax];
-  std::span<const IcMessage> out = messages;
-  if (config_.test_fault.mode == IcFaultMode::lie || config_.test_fault.mode == IcFaultMode::garble) {
-    size_t at = 0;
-    for (size_t i = 0; i < messages.size(); ++i) {
-      std::span<uint8_t> copy(fault_scratch_.data() + at, messages[i].bytes.size());
-      std::memcpy(copy.data(), messages[i].bytes.data(), copy.size());
-      const uint64_t seed = config_.test_fault.seed ^ (messages[i].instance * 0x9E3779B97F4A7C15ull);
-      if (config_.test_fault.mode == IcFaultMode::lie) {
-        ic_lie(copy, entry_bytes(), config_.limits(), seed);
-      } else {
-        ic_garble(copy, entry_bytes(), seed ^ messages[i].round);
-      }
-      sent[i] = {messages[i].instance, messages[i].round, copy};
-      at += copy.size();
-    }
-    out = {sent, messages.size()};
-  }
-  for (int copy = 0; copy < config_.copies; ++copy) {
-    IcFrameParams p;
-    p.cluster_id = node_config_.cluster_id;
-    p.sender = self_;
-    p.cycle = static_cast<uint64_t>(cycle);
-    p.flags = copy > 0 ? kFlagSecondCopy : 0;
-    p.chunk_bytes = config_.chunk_bytes;
-    p.frame_bytes_max = node_config_.frame_bytes_max;
-    const size_t base = static_cast<size_t>(copy) * frames_max_ * node_config_.frame_bytes_max;
-    const size_t frames = encode_ic_frames(out, p, std::span<uint8_t>(tx_bytes_).subspan(base, frames_max_ * p.frame_bytes_max),
-                                           tx_lengths_);
-    TOB_ASSERT(frames > 0);  // the buffers are sized for every round message at once
-    for (size_t k = 0; k < frames; ++k) {
-      actions_.tx.push_back({tx_ns, cycle, static_cast<uint8_t>(copy),
-                             std::span<const uint8_t>(tx_bytes_.data() + base + k * p.frame_bytes_max, tx_lengths_[k])});
-      ++counters_.frames_tx;
-    }
-  }
+  IcFrameParams p;
+  p.cluster_id = node_config_.cluster_id;
+  p.sender = self_;
+  p.cycle = static_cast<uint64_t>(cycle);
+  p.chunk_bytes = config_.chunk_bytes;
+  p.frame_bytes_max = node_config_.frame_bytes_max;
+  const size_t frames = emit_ic_copies(messages, p, config_.copies, frames_max_, tx_ns, tx_bytes_, tx_lengths_, actions_.tx);
+  TOB_ASSERT(frames > 0);  // the buffers are sized for every round message at once
+  counters_.frames_tx += frames * static_cast<uint64_t>(config_.copies);
 }
 
 IcFrameVerdict IcNode::on_frame(const FrameView& frame, int64_t rx_ns) {

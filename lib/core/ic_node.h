@@ -31,14 +31,6 @@
 
 namespace tob::core {
 
-// Test knob (simulator, daemon): this node misbehaves in the round data it sends. A lie or a
-// garble is the same for every receiver (per receiver lies are the simulator's, core/ic_fault.h).
-enum class IcFaultMode : uint8_t { none = 0, lie, omit, garble };
-struct IcTestFault {
-  IcFaultMode mode = IcFaultMode::none;
-  uint64_t seed = 0;
-};
-
 struct IcConfig {
   int f = 1;                          // faults tolerated; needs N > 3f; R = f + 1 rounds
   int period_cycles = 1;              // an instance every P cycles
@@ -52,7 +44,6 @@ struct IcConfig {
   size_t tree_bytes_max = 64u << 20;  // refuse EIG trees larger than this
   Reduction default_reduction = Reduction::majority;
   std::vector<IcKeyClass> key_classes;  // reduction by key prefix (longest match)
-  IcTestFault test_fault;
 
   KvLimits limits() const { return {keys_per_period_max, key_bytes_max, value_bytes_max}; }
   // Checks every bound against a cluster of `nodes` and frames of `frame_bytes_max`.
@@ -140,8 +131,8 @@ struct IcDecision {
   bool value(NodeId a, std::span<const uint8_t>& out) const;
 };
 
-// The honest round data this node sends (its EIG level r-1): drivers that inject faults
-// rewrite it per receiver (core/ic_fault.h) and encode it again (core/ic_wire.h).
+// The honest round data this node sends (its EIG level r-1): drivers that inject faults rewrite
+// it (core/ic_fault.h: IcFaultInjector, or per receiver in the simulator) and encode it again.
 struct IcRoundData {
   uint64_t instance = 0;
   int round = 0;
@@ -193,6 +184,7 @@ class IcNode {
   const KvStore& store() const { return store_; }
   const IcCounters& counters() const { return counters_; }
   size_t frames_per_slot_max() const { return frames_max_; }
+  size_t round_data_bytes_max() const { return round_data_bytes_max_; }
   size_t entry_bytes() const { return trees_.front().tree.entry_bytes(); }
 
  private:
@@ -253,7 +245,7 @@ class IcNode {
   std::vector<DecisionSlot> decisions_;
   uint64_t finished_ = 0;
   std::vector<Ref> refs_;
-  std::vector<uint8_t> fault_scratch_;  // test knob: rewritten round messages
+  size_t round_data_bytes_max_ = 0;     // one slot's round messages, all together
   size_t frames_max_ = 0;
   std::vector<uint8_t> tx_bytes_;
   std::vector<size_t> tx_lengths_;

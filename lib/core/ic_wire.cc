@@ -116,4 +116,20 @@ size_t encode_ic_frames(std::span<const IcMessage> messages, const IcFrameParams
   return written;
 }
 
+size_t emit_ic_copies(std::span<const IcMessage> messages, IcFrameParams p, int copies, size_t frames_max, int64_t tx_ns,
+                      std::span<uint8_t> buffer, std::span<size_t> lengths, std::vector<TxFrame>& out) {
+  size_t frames = 0;
+  for (int copy = 0; copy < copies; ++copy) {
+    p.flags = copy > 0 ? kFlagSecondCopy : 0;
+    const size_t base = static_cast<size_t>(copy) * frames_max * p.frame_bytes_max;
+    if (buffer.size() < base + frames_max * p.frame_bytes_max) return 0;
+    frames = encode_ic_frames(messages, p, buffer.subspan(base, frames_max * p.frame_bytes_max), lengths);
+    if (frames == 0) return 0;
+    for (size_t k = 0; k < frames; ++k)
+      out.push_back({tx_ns, static_cast<int64_t>(p.cycle), static_cast<uint8_t>(copy),
+                     std::span<const uint8_t>(buffer.data() + base + k * p.frame_bytes_max, lengths[k])});
+  }
+  return frames;
+}
+
 }  // namespace tob::core

@@ -22,7 +22,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <vector>
 
+#include "core/engine.h"
 #include "core/wire.h"
 
 namespace tob::core {
@@ -68,5 +70,12 @@ size_t ic_frame_count(std::span<const IcMessage> messages, const IcFrameParams& 
 // frame count; 0 when `out` or `lengths` is too small or a parameter is out of range.
 size_t encode_ic_frames(std::span<const IcMessage> messages, const IcFrameParams& p, std::span<uint8_t> out,
                         std::span<size_t> lengths);
+
+// Every copy of one slot's round data: `copies` times the frames encode_ic_frames makes (the
+// second and later copies flagged), into `buffer` (copies x frames_max frames of
+// p.frame_bytes_max bytes) and `lengths` (frames_max), appended to `out` to leave at tx_ns.
+// Returns the frames per copy (0: the buffers are too small).
+size_t emit_ic_copies(std::span<const IcMessage> messages, IcFrameParams p, int copies, size_t frames_max, int64_t tx_ns,
+                      std::span<uint8_t> buffer, std::span<size_t> lengths, std::vector<TxFrame>& out);
 
 }  // namespace tob::core

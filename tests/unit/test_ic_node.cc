@@ -14,6 +14,7 @@
 
 #include "core/bytes.h"
 #include "core/crc32c.h"
+#include "core/ic_fault.h"
 #include "core/ic_node.h"
 
 namespace tob::core {
@@ -68,6 +69,7 @@ struct Cluster {
   // Frames from `from` to `to`: return false to drop; may rewrite the bytes (resealed after).
   std::function<bool(int from, int to, Bytes& frame)> net;
   std::vector<std::vector<IcFrameVerdict>> verdicts;
+  std::vector<std::optional<IcFaultInjector>> faults;  // test knobs: a node misbehaves (core/ic_fault.h)
 
   Cluster(int nodes_n, const IcConfig& ic, std::function<IcConfig(int)> per_node = nullptr) : n(nodes_n) {
     for (int i = 0; i < n; ++i) {
@@ -80,6 +82,11 @@ struct Cluster {
     pubs.resize(static_cast<size_t>(n));
     finished_at.resize(static_cast<size_t>(n));
     verdicts.resize(static_cast<size_t>(n));
+    faults.resize(static_cast<size_t>(n));
+  }
+
+  void set_fault(int i, IcTestFault f) {
+    faults[static_cast<size_t>(i)].emplace(nodes[static_cast<size_t>(i)], node_config(n, static_cast<NodeId>(i)), f);
   }
 
   struct Tx {
@@ -91,7 +98,8 @@ struct Cluster {
   std::vector<Tx> inflight;  // sent, not yet delivered
 
   void collect(int i) {
-    const IcActions& a = nodes[static_cast<size_t>(i)].take_actions();
+    const IcActions& honest = nodes[static_cast<size_t>(i)].take_actions();
+    const IcActions& a = faults[static_cast<size_t>(i)] ? faults[static_cast<size_t>(i)]->apply(honest) : honest;
     for (const IcDecision& d : a.decisions) {
       decisions[static_cast<size_t>(i)][d.instance] = Bytes(d.entries.begin(), d.entries.end());
       finished_at[static_cast<size_t>(i)][d.instance] = d.finish_ns;
@@ -279,12 +287,8 @@ TEST_CASE("pipelined instances: P = 1 with R = 3 keeps three in flight, one fini
 }
 
 TEST_CASE("an omitting node is the default everywhere; the others' values still publish", "[ic][node][byzantine]") {
-  IcConfig base = ic_config(1);
-  Cluster c(4, base, [&](int i) {
-    IcConfig x = base;
-    if (i == 3) x.test_fault = {IcFaultMode::omit, 0};
-    return x;
-  });
+  Cluster c(4, ic_config(1));
+  c.set_fault(3, {IcFaultMode::omit, 0});
   for (int i = 0; i < 4; ++i) REQUIRE(c.write(i, "v", c.nodes[0].finish_ns(0), {9}, 5).status == KvWriteStatus::ok);
   c.run_to(4 * kCycle);
   for (int i = 0; i < 3; ++i) {
@@ -306,12 +310,8 @@ TEST_CASE("an omitting node is the default everywhere; the others' values still 
 
 TEST_CASE("a lying or garbling node (test knobs) cannot split the correct nodes", "[ic][node][byzantine]") {
   for (IcFaultMode mode : {IcFaultMode::lie, IcFaultMode::garble}) {
-    IcConfig base = ic_config(1);
-    Cluster c(4, base, [&](int i) {
-      IcConfig x = base;
-      if (i == 1) x.test_fault = {mode, 12345};
-      return x;
-    });
+    Cluster c(4, ic_config(1));
+    c.set_fault(1, {mode, 12345});
     for (int p = 0; p < 3; ++p) {
       c.run_to(p * kCycle + 5);
       for (int i = 0; i < 4; ++i) {

@@ -50,7 +50,7 @@ struct ClusterConfig {
   uint32_t history = 16384;     // latest deliveries kept for clients that resume (power of two)
   core::NodeConfig node;  // schedule and limits; `self` is set by the caller
   // [ic]: interactive consistency and the key-value store (docs/protocol-ic.md); none without
-  // the section. test_fault is the daemon's --ic-fault, not a file setting.
+  // the section. (The daemon's --ic-fault is a test knob, not a file setting.)
   std::optional<core::IcConfig> ic;
   size_t ic_frames_per_slot = 0;  // IC frames a node sends per slot, every copy (0 without [ic])
 

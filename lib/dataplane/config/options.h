@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/ic_fault.h"
 #include "core/ic_node.h"
 #include "core/result.h"
 

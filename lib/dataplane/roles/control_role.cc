@@ -20,7 +20,7 @@ constexpr int64_t kDurablePollNs = 50'000;            // otfp: how soon to look 
 }  // namespace
 
 ControlRole::ControlRole(DaemonContext& ctx, core::Engine& node, Calibrator& calibrator, Calibrator* nic_calibrator,
-                         ClientHub& hub, core::IcNode* ic, KvHub* kv)
+                         ClientHub& hub, core::IcNode* ic, KvHub* kv, core::IcFaultInjector* ic_faults)
     : ctx_(ctx),
       node_(node),
       calibrator_(calibrator),
@@ -29,7 +29,8 @@ ControlRole::ControlRole(DaemonContext& ctx, core::Engine& node, Calibrator& cal
       tx_rotation_(ctx.methods, ctx.method_count),
       generator_(*ctx.options, ctx.self),
       ic_(ic),
-      kv_(kv) {
+      kv_(kv),
+      ic_faults_(ic_faults) {
   TOB_ASSERT((ic == nullptr) == (kv == nullptr));
   const DaemonOptions& o = *ctx_.options;
   const double ns_per_tick = ctx_.clock.fit().ns_per_tick;
@@ -275,7 +276,7 @@ void ControlRole::enqueue(TxItem& item, int64_t cycle) {
 // engine's, decisions go to the shared mirror and the --published file, and the mirror learns
 // how far the node has got.
 void ControlRole::handle_ic_actions() {
-  const core::IcActions& a = ic_->take_actions();
+  const core::IcActions& a = ic_faults_ != nullptr ? ic_faults_->apply(ic_->take_actions()) : ic_->take_actions();
   for (const core::TxFrame& f : a.tx) {
     if (ic_held_count_ == ic_held_.size()) {
       ctx_.control.ic_tx_hold_full.add();

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "core/engine.h"
+#include "core/ic_fault.h"
 #include "core/ic_node.h"
 #include "dataplane/clients/client_hub.h"
 #include "dataplane/clients/kv_hub.h"
@@ -37,8 +38,10 @@ class ControlRole {
   // nic_calibrator: the NIC clock's fit for launch-time offload, or nullptr. hub: the attached
   // applications (include/tob.h).
   // ic, kv: the IC node and the applications' side of the store, both or neither ([ic]).
+  // ic_faults: the test knob --ic-fault, the IC node's outputs rewritten (core/ic_fault.h), or nullptr.
   ControlRole(DaemonContext& ctx, core::Engine& node, Calibrator& calibrator, Calibrator* nic_calibrator,
-              ClientHub& hub, core::IcNode* ic = nullptr, KvHub* kv = nullptr);
+              ClientHub& hub, core::IcNode* ic = nullptr, KvHub* kv = nullptr,
+              core::IcFaultInjector* ic_faults = nullptr);
   // One round of work. Sets next_due_tsc to when it must run again. Returns units of work done.
   unsigned step(uint64_t& next_due_tsc);
   // Leave: the node goes silent (others remove it within two cycles). Idempotent.
@@ -75,6 +78,7 @@ class ControlRole {
 
   core::IcNode* ic_ = nullptr;
   KvHub* kv_ = nullptr;
+  core::IcFaultInjector* ic_faults_ = nullptr;
   struct HeldFrame {
     TxItem item;
     int64_t cycle;
