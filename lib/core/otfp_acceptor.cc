@@ -118,7 +118,7 @@ void OtfpNode::pending_votes(int64_t now_cycle) {
 }
 
 void OtfpNode::on_phase1a(uint32_t b, int64_t low) {
-  round_seen_ = std::max(round_seen_, ballot_round(b));
+  ballot_seen_ = std::max(ballot_seen_, b);
   // It answers only a ballot above every one it voted in and at least its promise (seed 002 §4),
   // and only once for a ballot already active (a late copy).
   if (b < promised_ || b <= max_voted_ballot_ || b == fast_ballot_) return;
@@ -133,7 +133,7 @@ void OtfpNode::on_phase1a(uint32_t b, int64_t low) {
 }
 
 void OtfpNode::on_any(uint32_t b, int64_t activation) {
-  round_seen_ = std::max(round_seen_, ballot_round(b));
+  ballot_seen_ = std::max(ballot_seen_, b);
   if (b < promised_ || b <= fast_ballot_ || ballot_classic(b)) return;
   // ANY is the fast ballot's phase 2a for every instance from `activation` on (seed 002 §5.1).
   // Raising the promise in memory only is safe: no phase 1b will ever report it.
@@ -144,7 +144,7 @@ void OtfpNode::on_any(uint32_t b, int64_t activation) {
 }
 
 void OtfpNode::on_phase2a(const OtfpVote& v) {
-  round_seen_ = std::max(round_seen_, ballot_round(v.ballot));
+  ballot_seen_ = std::max(ballot_seen_, v.ballot);
   if (v.ballot < promised_ || v.instance > cycle_ + 1) return;
   // Above its floor, an instance it does not hold is one it never voted in: it may vote.
   OtfpInstance* in = ring_.open(v.instance);

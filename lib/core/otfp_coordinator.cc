@@ -16,12 +16,15 @@ using otfp::node_bit;
 
 NodeId OtfpNode::coordinator() const {
   // Omega (seed 002 §4: "elected among all agents, and replaced only when it crashes"): the
-  // coordinator of the highest ballot this node took part in, while it is heard; when it falls
-  // silent, the lowest id heard, this node included. A returning lower id does not depose a
-  // working coordinator (each change costs a round). Paxos is safe with several coordinators;
-  // agreement on one is needed only for progress.
-  if (promised_ != 0) {
-    const NodeId current = ballot_coordinator(promised_);
+  // coordinator of the highest ballot this node has seen anywhere (its own log, any frame, the
+  // peers' state sections), while it is heard; when it falls silent, the lowest id heard, this
+  // node included. A returning lower id does not depose a working coordinator (each change costs
+  // a round). All live nodes converge on the same highest ballot through the state sections, so
+  // they pick the same coordinator even when their promises differ (a restarted node's durable
+  // promise may be older than the one it held in memory). Paxos is safe with several
+  // coordinators; agreement on one is needed only for progress.
+  if (ballot_seen_ != 0) {
+    const NodeId current = ballot_coordinator(ballot_seen_);
     if (current < n_ && (current == self_ || alive(current))) return current;
   }
   return static_cast<NodeId>(std::countr_zero(alive_ | node_bit(self_)));
@@ -38,7 +41,7 @@ void OtfpNode::coordinate(int64_t now_cycle) {
   if (now_cycle - start_cycle_ < otfp::kHeardCycles) return;
   // A higher ballot elsewhere (another coordinator, or this node's earlier life): outbid it.
   const uint32_t recovery = ballot(my_round_, true, self_);
-  if (my_round_ == 0 || round_seen_ > my_round_ || promised_ > recovery || max_voted_ballot_ > recovery) {
+  if (my_round_ == 0 || ballot_seen_ > recovery || promised_ > recovery || max_voted_ballot_ > recovery) {
     start_round(now_cycle);
     return;
   }
@@ -70,9 +73,9 @@ bool OtfpNode::stalled_instance(int64_t now_cycle) const {
 }
 
 void OtfpNode::start_round(int64_t now_cycle) {
-  my_round_ = std::max({round_seen_, my_round_, ballot_round(promised_), ballot_round(max_voted_ballot_)}) + 1;
+  my_round_ = std::max({ballot_round(ballot_seen_), my_round_, ballot_round(promised_), ballot_round(max_voted_ballot_)}) + 1;
   TOB_ASSERT(my_round_ <= kBallotRoundMax);
-  round_seen_ = my_round_;
+  ballot_seen_ = ballot(my_round_, false, self_);
   activating_ = true;
   round_low_ = oldest_needed();
   round_started_cycle_ = now_cycle;

@@ -76,8 +76,8 @@ bool valid_section(const SectionView& sec, NodeId sender, int n, size_t batch_by
     }
     case SectionType::otfp_state: {
       int64_t low = 0;
-      uint32_t round = 0;
-      return read_state(sec.body, low, round);
+      uint32_t seen = 0;
+      return read_state(sec.body, low, seen);
     }
     default: return true;  // unknown sections are skipped (later versions add more)
   }
@@ -137,10 +137,10 @@ void OtfpNode::apply(const FrameView& frame) {
     switch (sec.type) {
       case SectionType::otfp_state: {
         int64_t low = 0;
-        uint32_t round = 0;
-        read_state(sec.body, low, round);
+        uint32_t seen = 0;
+        read_state(sec.body, low, seen);
         peer_low_[s] = low;
-        round_seen_ = std::max(round_seen_, round);
+        ballot_seen_ = std::max(ballot_seen_, seen);
         break;
       }
       case SectionType::app_batch:
@@ -218,7 +218,7 @@ void OtfpNode::transmit(const Turn& t) {
   FrameWriter w(buf);
   w.begin(header(t, 0, serve_count_ > 0 ? 2 : 1));  // a retransmission frame follows
   uint8_t state[kOtfpStateBytes];
-  write_state(state, low_, round_seen_);
+  write_state(state, low_, ballot_seen_);
   w.add_section(SectionType::otfp_state, 0, state);
   // Priority order: what the protocol's progress depends on first, this node's batch in the rest.
   put_round(w);
@@ -381,7 +381,7 @@ void OtfpNode::transmit_retransmissions(const Turn& t, size_t at) {
   FrameWriter w(buf);
   w.begin(header(t, 1, 2));
   uint8_t state[kOtfpStateBytes];
-  write_state(state, low_, round_seen_);
+  write_state(state, low_, ballot_seen_);
   w.add_section(SectionType::otfp_state, 0, state);
   size_t served = 0;
   for (; served < serve_count_; ++served) {

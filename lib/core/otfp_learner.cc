@@ -15,7 +15,7 @@ using otfp::node_bit;
 
 void OtfpNode::on_vote(NodeId from, const OtfpVote& v) {
   if (v.ballot == 0 || v.instance > cycle_ + 1) return;
-  round_seen_ = std::max(round_seen_, ballot_round(v.ballot));
+  ballot_seen_ = std::max(ballot_seen_, v.ballot);
   OtfpInstance* in = ring_.open(v.instance);
   if (in == nullptr) return;
   // Q identical votes in one ballot decide (fast or classic alike). The learner keeps each

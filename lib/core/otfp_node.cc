@@ -223,7 +223,7 @@ bool OtfpNode::replay(std::span<const uint8_t> log) {
         if (v.instance < 0 || v.ballot == 0) break;
         highest_voted_ = std::max(highest_voted_, v.instance);
         max_voted_ballot_ = std::max(max_voted_ballot_, v.ballot);
-        round_seen_ = std::max(round_seen_, ballot_round(v.ballot));
+        ballot_seen_ = std::max(ballot_seen_, v.ballot);
         OtfpInstance* in = ring_.open(v.instance);
         if (in == nullptr || v.ballot <= in->voted_ballot) break;
         in->voted_ballot = v.ballot;
@@ -244,7 +244,7 @@ bool OtfpNode::replay(std::span<const uint8_t> log) {
     }
     ++log_replayed_;
   }
-  round_seen_ = std::max(round_seen_, ballot_round(promised_));
+  ballot_seen_ = std::max(ballot_seen_, promised_);
   return true;
 }
 

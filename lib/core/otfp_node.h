@@ -185,7 +185,7 @@ class OtfpNode final : public Engine {
   uint32_t promised_ = 0;       // promised for every instance (phase 1a)
   uint32_t fast_ballot_ = 0;    // the fast ballot activated by ANY, 0 none
   int64_t activation_ = INT64_MAX;
-  uint32_t round_seen_ = 0;
+  uint32_t ballot_seen_ = 0;    // the highest ballot seen anywhere: names the coordinator (Omega)
   int64_t highest_voted_ = -1;  // the highest instance it ever voted in (replayed from its log)
   uint32_t max_voted_ballot_ = 0;  // the highest ballot it ever voted in (replayed from its log)
   uint32_t answer_ballot_ = 0;  // a phase 1a being answered (phase 1b, over several slots)

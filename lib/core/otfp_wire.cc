@@ -46,10 +46,10 @@ size_t write_requests(std::span<uint8_t> out, std::span<const OtfpRequest> reque
   return n;
 }
 
-size_t write_state(std::span<uint8_t> out, int64_t low, uint32_t round) {
+size_t write_state(std::span<uint8_t> out, int64_t low, uint32_t ballot_seen) {
   if (out.size() < kOtfpStateBytes) return 0;
   store_be64(out.data(), static_cast<uint64_t>(low));
-  store_be32(out.data() + 8, round);
+  store_be32(out.data() + 8, ballot_seen);
   return kOtfpStateBytes;
 }
 
@@ -118,10 +118,10 @@ OtfpRequest request_at(std::span<const uint8_t> entries, size_t k) {
   return {static_cast<int64_t>(load_be64(p)), p[8], p[9], p[10]};
 }
 
-bool read_state(std::span<const uint8_t> body, int64_t& low, uint32_t& round) {
+bool read_state(std::span<const uint8_t> body, int64_t& low, uint32_t& ballot_seen) {
   if (body.size() != kOtfpStateBytes) return false;
   low = static_cast<int64_t>(load_be64(body.data()));
-  round = load_be32(body.data() + 8);
+  ballot_seen = load_be32(body.data() + 8);
   return true;
 }
 

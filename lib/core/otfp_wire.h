@@ -2,7 +2,7 @@
 // big-endian. Readers are total: a body of the wrong length or with an entry count that does not
 // fill it exactly is refused (the frame then counts as malformed), never read past.
 //
-//   state    (12)  low u64 | round u32                         (every otfp frame, 12 bytes)
+//   state    (12)  low u64 | ballot seen u32                   (every otfp frame, 12 bytes)
 //   vote     (2)   count u16 | 0 u16 | count x Vote            (phase 2b)
 //   phase2a  (3)   count u16 | 0 u16 | count x Vote            (coordinator proposals)
 //   request  (4)   count u16 | 0 u16 | count x Request         (retransmission requests)
@@ -79,7 +79,7 @@ OtfpVote read_vote(const uint8_t* in);
 // Writers return the bytes written (0 if `out` is too small).
 size_t write_votes(std::span<uint8_t> out, std::span<const OtfpVote> votes);
 size_t write_requests(std::span<uint8_t> out, std::span<const OtfpRequest> requests);
-size_t write_state(std::span<uint8_t> out, int64_t low, uint32_t round);
+size_t write_state(std::span<uint8_t> out, int64_t low, uint32_t ballot_seen);
 size_t write_ballot_instance(std::span<uint8_t> out, uint32_t ballot, int64_t instance);  // phase1a, any
 inline constexpr int64_t kOtfpRangeOpen = INT64_MAX;  // phase 1b `to` of the last part
 struct Phase1bPart {
@@ -106,7 +106,7 @@ class VoteList {
 
 bool read_requests(std::span<const uint8_t> body, size_t& count, std::span<const uint8_t>& entries);
 OtfpRequest request_at(std::span<const uint8_t> entries, size_t k);
-bool read_state(std::span<const uint8_t> body, int64_t& low, uint32_t& round);
+bool read_state(std::span<const uint8_t> body, int64_t& low, uint32_t& ballot_seen);
 bool read_ballot_instance(std::span<const uint8_t> body, uint32_t& ballot, int64_t& instance);
 struct Phase1b {
   Phase1bPart part;

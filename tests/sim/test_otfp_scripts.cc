@@ -37,7 +37,7 @@ constexpr const char* kCluster = "cluster nodes=4 kappa=2\nrun to 6\nsubmit 1\nr
 
 TEST_CASE("every otfp scenario file passes over the real engine") {
   const auto files = scenario_files();
-  REQUIRE(files.size() >= 5);
+  REQUIRE(files.size() >= 6);
   for (const auto& f : files) {
     DYNAMIC_SECTION(f.filename().string()) {
       const ScriptResult r = run_otfp_script(read(f));

@@ -330,19 +330,19 @@ TEST_CASE("state section has the documented layout, round trips and refuses othe
   REQUIRE(write_state(body, 0x0102030405060708, 0xA0B0C0D0) == kOtfpStateBytes);
   CHECK(to_hex(body) == "0102030405060708a0b0c0d0");
   int64_t low = 0;
-  uint32_t round = 0;
-  REQUIRE(read_state(body, low, round));
+  uint32_t ballot_seen = 0;
+  REQUIRE(read_state(body, low, ballot_seen));
   CHECK(low == 0x0102030405060708);
-  CHECK(round == 0xA0B0C0D0);
+  CHECK(ballot_seen == 0xA0B0C0D0);
 
   REQUIRE(write_state(body, -1, 0) == kOtfpStateBytes);
-  REQUIRE(read_state(body, low, round));
+  REQUIRE(read_state(body, low, ballot_seen));
   CHECK(low == -1);
-  CHECK(round == 0);
+  CHECK(ballot_seen == 0);
 
-  CHECK_FALSE(read_state({}, low, round));
-  CHECK_FALSE(read_state(Bytes(kOtfpStateBytes - 1), low, round));
-  CHECK_FALSE(read_state(Bytes(kOtfpStateBytes + 1), low, round));
+  CHECK_FALSE(read_state({}, low, ballot_seen));
+  CHECK_FALSE(read_state(Bytes(kOtfpStateBytes - 1), low, ballot_seen));
+  CHECK_FALSE(read_state(Bytes(kOtfpStateBytes + 1), low, ballot_seen));
 
   Bytes small(kOtfpStateBytes - 1, 0x77);
   CHECK(write_state(small, 1, 1) == 0);
