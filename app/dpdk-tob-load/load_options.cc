@@ -1,5 +1,6 @@
 #include "load_options.h"
 
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <optional>
@@ -47,12 +48,26 @@ core::Result<LoadOptions> parse_load_options(const std::vector<std::string>& arg
       o.noise = true;
     } else if (a == "--release") {
       o.release = true;
-    } else if (a == "--cluster" || a == "--out" || a == "--summary" || a == "--label") {
+    } else if (a == "--saturate") {
+      o.saturate = true;
+    } else if (a == "--start-at") {
+      auto v = value();
+      char* end = nullptr;
+      errno = 0;
+      const long long ns = v ? std::strtoll(v->c_str(), &end, 10) : 0;
+      if (!v || v->empty() || *end != '\0' || errno != 0 || ns <= 0)
+        err = a + ": expected a positive instant in nanoseconds of the cluster's global time";
+      else
+        o.start_at_ns = ns;
+    } else if (a == "--cluster" || a == "--out" || a == "--summary" || a == "--label" || a == "--records" ||
+               a == "--compare-summary") {
       auto v = value();
       if (!v || v->empty()) err = a + ": missing value";
       else if (a == "--cluster") o.cluster = *v;
       else if (a == "--out") o.out_path = *v;
       else if (a == "--summary") o.summary_path = *v;
+      else if (a == "--records") o.records_path = *v;
+      else if (a == "--compare-summary") o.compare_summary_path = *v;
       else o.label = *v;
     } else if (a == "--duration") {
       err = num(0.001, 1e6, o.duration_s);
@@ -127,6 +142,7 @@ core::Result<LoadOptions> parse_load_options(const std::vector<std::string>& arg
     return o;
   }
   if (o.cluster.empty()) return core::Error{"--cluster NAME is required (the [cluster] name of cluster.ini)"};
+  if (o.saturate && o.rate_per_s > 0) return core::Error{"--saturate and --rate R exclude each other"};
   if (o.pattern == Pattern::burst && o.rate_per_s > 0 && o.burst / o.rate_per_s > o.duration_s)
     return core::Error{"--burst " + std::to_string(o.burst) + " at --rate " + std::to_string(o.rate_per_s) +
                        " leaves fewer than one burst in --duration"};
@@ -139,6 +155,9 @@ std::string load_help(const char* p) {
          " --no-pci --file-prefix P --vdev net_af_packet0,iface=IF -- --noise --noise-mbps M --duration S\n\n"
          "client mode (attached to the node's dpdk-tob through tob.h):\n"
          "  --rate R                 messages per second submitted (0: receive only; default 0)\n"
+         "  --saturate               submit as many as the node takes, every round (instead of --rate)\n"
+         "  --start-at NS            first submission at this instant of the cluster's global time\n"
+         "                           (nanoseconds, CLOCK_TAI by default); receiving starts at once\n"
          "  --pattern P              constant | poisson | burst (default constant)\n"
          "  --burst N                messages per burst for --pattern burst (default 16)\n"
          "  --size S                 BYTES | uniform:MIN:MAX | exp:MEAN (default 64; at least 24 are used\n"
@@ -150,6 +169,8 @@ std::string load_help(const char* p) {
          "  --out FILE               CSV, one row per delivery: seq,sender,client,msg_id,load_node,\n"
          "                           load_seq,bytes,submit_ns,deliver_ns,release_ns,received_ns,woke_ns\n"
          "  --summary FILE           JSON summary (also printed as a table)\n"
+         "  --records FILE           perf/compare's records: sender,seq,send_ns,recv_ns per load message\n"
+         "  --compare-summary FILE   perf/compare's summary JSON (perf/compare/README.md)\n"
          "  --label TEXT             name of this run in the summary\n"
          "  --progress S             seconds between progress lines, 0 = none (default 1)\n"
          "  --idle-sleep-us US       sleep when a round found nothing to do, 0 = busy poll (default 50)\n"

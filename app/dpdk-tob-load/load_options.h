@@ -21,6 +21,8 @@ struct LoadOptions {
   double drain_s = 1.0;         // client: keep receiving after the last submission
   // Submissions.
   double rate_per_s = 0;        // 0: receive only
+  bool saturate = false;        // submit as many as the node takes (perf/compare's rate 0)
+  int64_t start_at_ns = 0;      // the first submission at this global instant (0: at once)
   Pattern pattern = Pattern::constant;
   uint32_t burst = 16;          // messages per burst (pattern burst)
   SizeDist size_dist = SizeDist::fixed;
@@ -31,6 +33,8 @@ struct LoadOptions {
   bool release = false;         // wait for each delivery's release instant and record the wake-up
   std::string out_path;         // CSV, one row per delivery
   std::string summary_path;     // JSON summary
+  std::string records_path;     // perf/compare's records CSV (sender,seq,send_ns,recv_ns)
+  std::string compare_summary_path;  // perf/compare's summary JSON
   double progress_s = 1.0;
   uint32_t idle_sleep_us = 50;  // sleep when a round found nothing to do; 0: busy poll
   std::string label;

@@ -173,12 +173,32 @@ void OtfpNode::begin_cycle(const Turn& t) {
   alive_ = node_bit(self_);
   for (NodeId k = 0; k < n_; ++k)
     if (k != self_ && cycle_ - heard_cycle_[k] <= otfp::kHeardCycles) alive_ |= node_bit(k);
+  report_omega(t);
   coordinate(cycle_);
   request_missing(cycle_);
   deliver_ready();
   const auto undecided = static_cast<uint64_t>(std::max<int64_t>(0, cycle_ - low_));
   counters_.window_now = undecided;
   counters_.window_max = std::max(counters_.window_max, undecided);
+}
+
+void OtfpNode::report_omega(const Turn& t) {
+  // The failure detector's view, for operators and tools (a crash costs otfp no membership
+  // change, but someone wants to know when the others noticed): a node heard again is
+  // suspicion-cleared, a node silent for longer than kHeardCycles suspicion-raised.
+  const uint64_t changed = (alive_ ^ reported_alive_) & ~node_bit(self_);
+  if (changed == 0) return;
+  for (NodeId k = 0; k < n_; ++k) {
+    if ((changed & node_bit(k)) == 0) continue;
+    const EventKind kind = (alive_ & node_bit(k)) != 0 ? EventKind::suspicion_cleared : EventKind::suspicion_raised;
+    const MembershipEvent e{kind, k, Reason::none, cycle_, t.seq, t.membership_point_ns, alive_};
+    if (actions_.events.size() < actions_.events.capacity()) {
+      actions_.events.push_back(e);
+    } else {
+      ++counters_.events_dropped;
+    }
+  }
+  reported_alive_ = alive_;
 }
 
 void OtfpNode::skip_unrecoverable(const Turn& t) {

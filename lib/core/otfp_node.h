@@ -93,6 +93,7 @@ class OtfpNode final : public Engine {
   void begin_cycle(const Turn& t);
   void own_turn(const Turn& t);
   void skip_unrecoverable(const Turn& t);
+  void report_omega(const Turn& t);
   bool alive(NodeId k) const { return (alive_ >> k & 1u) != 0; }
   int64_t oldest_needed() const;  // the lowest instance some live node (this one included) has not delivered
   bool replay(std::span<const uint8_t> log);
@@ -165,6 +166,7 @@ class OtfpNode final : public Engine {
   // Omega, the failure detector: when each node's frame was last received, what it reported.
   std::array<int64_t, kMaxNodes> heard_cycle_{};
   uint64_t alive_ = 0;
+  uint64_t reported_alive_ = 0;  // the view last reported as suspicion events
   std::array<int64_t, kMaxNodes> peer_low_{};        // each node's lowest undelivered instance
   std::array<int64_t, kMaxNodes> last_first_copy_{};
 

@@ -5,6 +5,7 @@
 // must hold on every seed.
 #include <cstdlib>
 
+#include "core/otfp_limits.h"
 #include "sim/otfp_checker.h"
 #include "sim/otfp_mix.h"
 #include "sim_test_util.h"
@@ -80,6 +81,31 @@ TEST_CASE("otfp survives the coordinator's crash: the next lowest id activates a
   bool late_delivery = false;
   for (const DeliveryRecord& d : r.run.rec().deliveries) late_delivery = late_delivery || (d.node == 1 && d.cycle > 200);
   CHECK(late_delivery);
+}
+
+TEST_CASE("otfp's failure detector reports a crashed node within kHeardCycles + 1 cycles, and its return") {
+  Scenario s = otfp_scenario(4, 200);
+  Fault f{FaultKind::crash, 100, 2};
+  f.restart_after_cycles = 20;
+  s.faults = {f};
+  const OtfpRun r = run_otfp(s);
+  INFO(violations(r.report));
+  REQUIRE(r.report.ok());
+  for (tob::core::NodeId n : {0, 1, 3}) {
+    int64_t raised = -1, cleared = -1;
+    for (const EventRecord& rec : r.run.rec().events) {
+      const tob::core::MembershipEvent& e = rec.event;
+      if (rec.node != n || e.node != 2 || e.cycle < 100) continue;
+      if (e.kind == tob::core::EventKind::suspicion_raised && raised < 0) raised = e.cycle;
+      if (e.kind == tob::core::EventKind::suspicion_cleared && raised >= 0 && cleared < 0) cleared = e.cycle;
+    }
+    INFO("node " << n);
+    // Last heard in cycle 99 or 100; silent for longer than two cycles from there.
+    CHECK(raised >= 101);
+    CHECK(raised <= 100 + tob::core::otfp::kHeardCycles + 1);
+    CHECK(cleared > 120);  // back after 20 cycles: heard again
+    CHECK(cleared <= 124);
+  }
 }
 
 TEST_CASE("otfp survives two crashes within two cycles (N = 7, both back later)") {
