@@ -27,6 +27,10 @@
 #   TOB_CONFIG_EXTRA []           extra lines appended to the generated cluster.ini's [timing]
 #   TOB_CONFIG_TAIL []            extra sections appended to it, e.g. "[clients]\nring = 64"
 #   TOB_BUILD_DIR [repo/build]
+#   TOB_NET [tob]                 names: namespaces NET-nK and NET-sw, bridge NETbr0, DPDK file
+#                                 prefix NET-nodeK (perf/compare uses its own, cmp)
+#   TOB_KEEP_NET []               1: `down` stops the nodes but keeps the namespaces (a topology
+#                                 that another tool made and removes)
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${TOB_BUILD_DIR:-$repo/build}
@@ -34,16 +38,18 @@ run=${TOB_RUN_DIR:-/tmp/dpdk-tob}
 cycle_ns=${TOB_CYCLE_NS:-100000000}
 idle=${TOB_IDLE:-sleep}
 daemon="$build/app/dpdk-tob/dpdk-tob"
-sw=tob-sw            # the switch namespace holding the bridge
-bridge=tobbr0
-prefix=tob-node      # DPDK file prefix per node: tob-node<K>
+net=${TOB_NET:-tob}
+[[ "$net" =~ ^[a-z][a-z0-9]{0,5}$ ]] || { echo "cluster: TOB_NET must be 1-6 lower-case letters or digits" >&2; exit 2; }
+sw=$net-sw           # the switch namespace holding the bridge
+bridge=${net}br0
+prefix=$net-node     # DPDK file prefix per node: tob-node<K>
 
 log() { printf 'cluster: %s\n' "$*"; }
 die() { printf 'cluster: %s\n' "$*" >&2; exit 1; }
 
 [ "$(id -u)" -eq 0 ] || die "must run as root (network namespaces, hugepages)"
 
-ns_of() { echo "tob-n$1"; }
+ns_of() { echo "$net-n$1"; }
 node_count() { cat "$run/nodes" 2>/dev/null || echo 0; }
 pid_of() { cat "$run/node$1.pid" 2>/dev/null || true; }
 alive() { local p; p=$(pid_of "$1"); [ -n "$p" ] && kill -0 "$p" 2>/dev/null; }
@@ -77,7 +83,7 @@ net_up() {
 
 net_down() {
   local ns
-  for ns in $(ip netns list | awk '{print $1}' | grep -E '^tob-(n[0-9]+|sw|inj)$' || true); do
+  for ns in $(ip netns list | awk '{print $1}' | grep -E "^$net-(n[0-9]+|sw|inj)\$" || true); do
     ip netns del "$ns" 2>/dev/null || true
   done
 }
@@ -201,7 +207,7 @@ case "$cmd" in
   down)
     n=$(node_count)
     for ((k = 0; k < n; k++)); do stop_node "$k" TERM; done
-    net_down
+    [ "${TOB_KEEP_NET:-}" = 1 ] || net_down
     rm -f "$run/nodes"
     for ((k = 0; k < 64; k++)); do rm -rf "/var/run/dpdk/$prefix$k"; rm -f /dev/hugepages/"$prefix$k"map_*; done
     log "down"
