@@ -41,7 +41,7 @@ LoadClient::LoadClient(const LoadOptions& o, tob_client* c)
     start_ = std::max(o.start_at_ns, t0_);
   }
   submit_end_ = start_ + static_cast<int64_t>(o.duration_s * 1e9);
-  end_ = submit_end_ + static_cast<int64_t>(o.drain_s * 1e9);
+  end_ = submit_end_ + static_cast<int64_t>((o.drain_max_s > 0 ? o.drain_max_s : o.drain_s) * 1e9);
   gap_ns_ = o.rate_per_s > 0 ? 1e9 / o.rate_per_s : 0;
   next_submit_ = static_cast<double>(start_);
   next_progress_ = t0_ + static_cast<int64_t>(o.progress_s * 1e9);
@@ -130,6 +130,7 @@ bool LoadClient::poll_once() {
     return false;
   }
   const int64_t received = n > 0 ? tob_now_ns(c_) : 0;
+  if (n > 0) last_delivery_ns_ = received;
   for (int i = 0; i < n; ++i) {
     const tob_delivery& d = batch_[i];
     Row r{d.seq, d.sender, d.client, d.length, d.msg_id, -1, 0, d.submit_ns, d.deliver_ns, d.release_ns, received, 0};
@@ -169,9 +170,17 @@ void LoadClient::progress(int64_t now, bool paused) {
   next_progress_ += static_cast<int64_t>(o_.progress_s * 1e9);
 }
 
+// With --drain-max, the drain ends once --drain seconds passed without a delivery (a backlog is
+// still delivered; a quiet cluster has nothing more to give).
+bool LoadClient::drained(int64_t now) const {
+  if (now >= end_) return true;
+  if (o_.drain_max_s <= 0 || now < submit_end_) return false;
+  return now - std::max(last_delivery_ns_, submit_end_) >= static_cast<int64_t>(o_.drain_s * 1e9);
+}
+
 int LoadClient::run(const volatile std::sig_atomic_t* stop) {
   bool reattached = false;
-  for (int64_t now = t0_; now < end_ && *stop == 0; now = tob_now_ns(c_)) {
+  for (int64_t now = t0_; !drained(now) && *stop == 0; now = tob_now_ns(c_)) {
     const double at_s = static_cast<double>(now - t0_) / 1e9;
     const uint64_t submitted_before = t_.submitted;
     submit_due(now);

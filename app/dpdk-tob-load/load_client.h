@@ -68,6 +68,7 @@ class LoadClient {
   bool reattach();
   bool poll_once();
   void progress(int64_t now, bool paused);
+  bool drained(int64_t now) const;
 
   const LoadOptions& o_;
   tob_client* c_;
@@ -86,7 +87,8 @@ class LoadClient {
   int64_t t0_ = 0;             // attach
   int64_t start_ = 0;          // first submission
   int64_t submit_end_ = 0;
-  int64_t end_ = 0;
+  int64_t end_ = 0;            // the drain's end at the latest
+  int64_t last_delivery_ns_ = 0;
   double gap_ns_ = 0;
   double next_submit_ = 0;
   uint64_t load_seq_ = 0;

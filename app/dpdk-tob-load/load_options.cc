@@ -73,6 +73,8 @@ core::Result<LoadOptions> parse_load_options(const std::vector<std::string>& arg
       err = num(0.001, 1e6, o.duration_s);
     } else if (a == "--drain") {
       err = num(0, 3600, o.drain_s);
+    } else if (a == "--drain-max") {
+      err = num(0.001, 3600, o.drain_max_s);
     } else if (a == "--rate") {
       err = num(0, 1e7, o.rate_per_s);
     } else if (a == "--progress") {
@@ -143,6 +145,7 @@ core::Result<LoadOptions> parse_load_options(const std::vector<std::string>& arg
   }
   if (o.cluster.empty()) return core::Error{"--cluster NAME is required (the [cluster] name of cluster.ini)"};
   if (o.saturate && o.rate_per_s > 0) return core::Error{"--saturate and --rate R exclude each other"};
+  if (o.drain_max_s > 0 && o.drain_max_s < o.drain_s) return core::Error{"--drain-max must be at least --drain"};
   if (o.pattern == Pattern::burst && o.rate_per_s > 0 && o.burst / o.rate_per_s > o.duration_s)
     return core::Error{"--burst " + std::to_string(o.burst) + " at --rate " + std::to_string(o.rate_per_s) +
                        " leaves fewer than one burst in --duration"};
@@ -165,6 +168,8 @@ std::string load_help(const char* p) {
          "  --seed N                 random seed of poisson gaps and sizes (default 1)\n"
          "  --duration S             seconds of submissions (required)\n"
          "  --drain S                keep receiving this long after (default 1)\n"
+         "  --drain-max S            with it, --drain is a quiet period: receive until --drain seconds\n"
+         "                           pass without a delivery, at most --drain-max after the last submission\n"
          "  --release                wait for every delivery's release instant; records the wake-up\n"
          "  --out FILE               CSV, one row per delivery: seq,sender,client,msg_id,load_node,\n"
          "                           load_seq,bytes,submit_ns,deliver_ns,release_ns,received_ns,woke_ns\n"

@@ -19,6 +19,7 @@ struct LoadOptions {
   std::string cluster;
   double duration_s = 0;        // required: every run is bounded
   double drain_s = 1.0;         // client: keep receiving after the last submission
+  double drain_max_s = 0;       // > 0: --drain is a quiet period (no delivery for drain_s), at most this
   // Submissions.
   double rate_per_s = 0;        // 0: receive only
   bool saturate = false;        // submit as many as the node takes (perf/compare's rate 0)

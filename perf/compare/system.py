@@ -40,6 +40,14 @@ class System(ABC):
     def stop(self) -> None:
         """Stop every process it started, by PID; leave no state behind for the next start."""
 
+    def write_events(self, k: int, path: Path) -> None:
+        """After a run: make sure node k's contract events file exists at path. The default: the
+        client wrote it (--events); a system whose events come from elsewhere converts them."""
+
+    def run_facts(self) -> dict:
+        """After a run, before stop(): figures of the run the system itself counted."""
+        return {}
+
     def info(self) -> dict:
         """Facts of this run to report beside the results (versions, settings, counters)."""
         return {}
