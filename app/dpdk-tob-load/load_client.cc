@@ -171,10 +171,11 @@ void LoadClient::progress(int64_t now, bool paused) {
 }
 
 // With --drain-max, the drain ends once --drain seconds passed without a delivery (a backlog is
-// still delivered; a quiet cluster has nothing more to give).
+// still delivered; a quiet cluster has nothing more to give) and every own message accepted came
+// back (a cluster that re-forms after a crash delivers them later).
 bool LoadClient::drained(int64_t now) const {
   if (now >= end_) return true;
-  if (o_.drain_max_s <= 0 || now < submit_end_) return false;
+  if (o_.drain_max_s <= 0 || now < submit_end_ || t_.own < t_.submitted) return false;
   return now - std::max(last_delivery_ns_, submit_end_) >= static_cast<int64_t>(o_.drain_s * 1e9);
 }
 

@@ -36,6 +36,10 @@ REPO = topology.REPO
 ALL_SYSTEMS = ["dpdk-tob-mars", "dpdk-tob-otfp", "cpg-udpu", "cpg-knet", "etcd"]
 ALL_WORKLOADS = ["paced", "noise", "saturate64", "saturate1k", "failover"]
 NOISE_SHARE = 0.85  # iperf3 UDP at 85% of the link towards node 0
+# The lowest token at which corosync kept its membership through a 60 s paced run on this machine,
+# on both transports (perf/compare/sys_cpg.py; 36 ms is the least corosync accepts, and at 36 a
+# kill on udpu made one extra brief membership change).
+CPG_LOW_TOKEN_MS = 50
 
 
 @dataclass(frozen=True)
@@ -166,6 +170,8 @@ def one_run(system: System, w: Workload, run: Path, trial: int, lead_s: float) -
         result["killed_role"] = system.leader_role if trial % 2 == 0 else "member"
     if w.noise:
         result["noise_mbps"] = noise_achieved_mbps(run)
+        if result["noise_mbps"] is None:
+            result["problems"].append(f"no noise: iperf3 reported nothing (see {run}/iperf3-client.log)")
     return result
 
 
@@ -244,6 +250,19 @@ def markdown(doc: dict) -> str:
                     cells.append(cell + (f" ({missing} not seen)" if missing else ""))
             lines.append("| " + " | ".join(cells) + " |")
         lines.append("")
+        for s, r in rows:
+            notes = []
+            if r.get("cycle_ns"):
+                notes.append(f"cycle {r['cycle_ns'] / 1e6:g} ms, {r.get('membership_changes', 0)} membership changes, "
+                             f"{r.get('timing_failures', 0)} timing failures")
+            if r.get("noise_mbps") is not None:
+                notes.append(f"noise achieved {r['noise_mbps']:g} Mbit/s")
+            problems = sorted({p for t in r["trials"] for p in t.get("problems", [])})
+            if problems:
+                notes.append("problems: " + "; ".join(problems[:3]) + (" ..." if len(problems) > 3 else ""))
+            if notes:
+                lines.append(f"- {s}: " + "; ".join(notes))
+        lines.append("")
     if doc.get("unavailable"):
         lines += ["## Not run", ""] + [f"- {s}: {why}" for s, why in doc["unavailable"].items()] + [""]
     return "\n".join(lines)
@@ -265,9 +284,17 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     ap.add_argument("--workloads", default=None, help=f"default: all ({','.join(ALL_WORKLOADS)}); with --quick: paced")
     ap.add_argument("--tob-cycle-ns", type=int, default=0,
                     help="dpdk-tob's cycle (default: the shortest cycle docs/ state as stable for each engine)")
+    ap.add_argument("--cpg-low-token-ms", type=int, default=CPG_LOW_TOKEN_MS,
+                    help="cpg-udpu and cpg-knet also run at this token (the lowest stable one here, "
+                         f"docs/experiments/compare.md; default {CPG_LOW_TOKEN_MS}; 0: only corosync's defaults)")
     ap.add_argument("--quick", action="store_true", help="one short workload per system (a smoke test, < 3 min)")
     a = ap.parse_args(argv)
     a.systems = [s for s in a.systems.split(",") if s]
+    if a.cpg_low_token_ms < 0:
+        ap.error("--cpg-low-token-ms must be positive (or 0)")
+    if a.cpg_low_token_ms and not a.quick:  # each corosync transport at its defaults and at the low token
+        a.systems = [x for s in a.systems
+                     for x in ([s, f"{s}-token{a.cpg_low_token_ms}"] if s in ("cpg-udpu", "cpg-knet") else [s])]
     a.workloads = [w for w in (a.workloads or ("paced" if a.quick else ",".join(ALL_WORKLOADS))).split(",") if w]
     for w in a.workloads:
         if w not in WORKLOADS:
@@ -300,6 +327,11 @@ def main(argv: list[str]) -> int:
                     f"{platform.release()}", "commit": git_commit(), "quick": a.quick, "workloads": a.workloads,
                     "argv": argv},
            "systems": {}, "unavailable": {}}
+    try:  # the topology's own tools: ping checks the bridge, iperf3 makes the noise
+        procs.ensure_packages(["iputils-ping", "iperf3", "iproute2"])
+    except procs.Unavailable as e:
+        print(f"compare: {e}", file=sys.stderr)
+        return 1
     ok = True
     ready: list[System] = []
     for s in systems:
@@ -332,7 +364,7 @@ def main(argv: list[str]) -> int:
                     lat = r.get("latency_us", {})
                     print(f"compare:   {r['msgs_per_s']:.0f} msgs/s, latency p50 {fmt((lat.get('p50') or 0) / 1e3, 2)} "
                           f"p99 {fmt((lat.get('p99') or 0) / 1e3, 2)} ms, order identical {r['order_identical']}, "
-                          f"lost {r['lost']}" + (f", gap {r['gap_ms']:.1f} ms, detection {r['detection_ms']} ms"
+                          f"lost {r['lost']}" + (f", gap {r['gap_ms']:.1f} ms, detection {fmt(r.get('detection_ms'), 1)} ms"
                                                  if r.get("gap_ms") is not None else ""), flush=True)
                 agg = aggregate(trials, w)
                 doc["systems"][s.name]["workloads"][wname] = agg

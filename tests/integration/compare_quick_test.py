@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""Smoke test of perf/compare (perf/compare/README.md): `compare.py --quick` runs every system
+(dpdk-tob mars and otfp, corosync CPG udpu and knet, etcd) through the short paced workload on the
+4-namespace topology, and its outputs carry what the issue's readers check from outside:
+compare.json with msgs_per_s, latency_us p50/p99/p999/max, order_identical and lost per system,
+dpdk-tob's cycle_ns and membership_changes; compare.md with a row per system; the plots. Bad
+arguments exit 2 before anything starts; nothing is left behind (namespaces, processes).
+
+Wall-clock figures are not asserted (they are reported by compare.py), only that every run
+delivered the same order everywhere and lost nothing.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+COMPARE = REPO / "perf/compare/compare.py"
+SYSTEMS = ["dpdk-tob-mars", "dpdk-tob-otfp", "cpg-udpu", "cpg-knet", "etcd"]
+TIMEOUT_S = 840  # the suite's timeout is 900 s; a fresh machine installs packages and modules first
+
+failures: list[str] = []
+
+
+def check(ok: bool, what: str) -> None:
+    print(("ok   " if ok else "FAIL ") + what, flush=True)
+    if not ok:
+        failures.append(what)
+
+
+def namespaces() -> set[str]:
+    out = subprocess.run(["ip", "netns", "list"], text=True, capture_output=True).stdout
+    return {line.split()[0] for line in out.splitlines() if line.strip()}
+
+
+def bad_arguments() -> None:
+    for args, what in ((["--systems", "nosuch"], "an unknown system"),
+                       (["--workloads", "paced,nosuch"], "an unknown workload"),
+                       ([], "no --out")):
+        r = subprocess.run([sys.executable, str(COMPARE), *args] + ([] if not args else ["--out", "/nonexistent/x"]),
+                           text=True, capture_output=True, timeout=60)
+        check(r.returncode == 2 and r.stderr.strip() != "" and "Traceback" not in r.stderr,
+              f"{what} is refused with exit 2 and a message (exit {r.returncode}: {r.stderr.strip()[-160:]})")
+
+
+def quick_run(out: Path) -> None:
+    before = namespaces()
+    env = dict(os.environ)
+    env.setdefault("TOB_BUILD_DIR", str(REPO / "build"))
+    r = subprocess.run([sys.executable, str(COMPARE), "--out", str(out), "--quick"], env=env,
+                       text=True, capture_output=True, timeout=TIMEOUT_S)
+    sys.stdout.write(r.stdout[-4000:])
+    sys.stderr.write(r.stderr[-4000:])
+    check(r.returncode == 0, f"compare.py --quick exits 0 (exit {r.returncode})")
+    doc_path = out / "compare.json"
+    check(doc_path.exists(), "compare.json is written")
+    if not doc_path.exists():
+        return
+    doc = json.loads(doc_path.read_text())
+    check(doc.get("meta", {}).get("quick") is True, "compare.json says it was a quick run")
+    check(not doc.get("unavailable"), f"no system is unavailable ({doc.get('unavailable')})")
+    md = (out / "compare.md").read_text() if (out / "compare.md").exists() else ""
+    for name in SYSTEMS:
+        w = doc.get("systems", {}).get(name, {}).get("workloads", {}).get("paced")
+        check(w is not None, f"{name}: the paced workload has a result")
+        if w is None:
+            continue
+        lat = w.get("latency_us", {})
+        check(isinstance(w.get("msgs_per_s"), (int, float)) and w["msgs_per_s"] > 0,
+              f"{name}: msgs_per_s > 0 ({w.get('msgs_per_s')})")
+        check(all(isinstance(lat.get(k), (int, float)) for k in ("p50", "p99", "p999", "max"))
+              and 0 < lat["p50"] <= lat["p99"] <= lat["p999"] <= lat["max"],
+              f"{name}: latency_us p50 <= p99 <= p999 <= max ({lat})")
+        check(w.get("order_identical") is True, f"{name}: every node delivered the same order")
+        check(w.get("lost") == 0, f"{name}: nothing lost ({w.get('lost')})")
+        trial = (w.get("trials") or [{}])[0]
+        members = trial.get("delivered_per_member", {})
+        check(len(members) == 4 and len(set(members.values())) == 1 and trial.get("sent", 0) > 0
+              and all(v == trial["sent"] for v in members.values()),
+              f"{name}: every node delivered every message sent ({trial.get('sent')} sent, {members})")
+        if name.startswith("dpdk-tob"):
+            check(isinstance(trial.get("cycle_ns"), int) and trial["cycle_ns"] > 0,
+                  f"{name}: cycle_ns reported ({trial.get('cycle_ns')})")
+            check(isinstance(trial.get("membership_changes"), int),
+                  f"{name}: membership_changes reported ({trial.get('membership_changes')})")
+        check(f"| {name} |" in md, f"{name}: a row in compare.md")
+    for plot in ("latency-cdf-paced.png", "throughput.png"):
+        p = out / plot
+        check(p.exists() and p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", f"{plot} is a PNG")
+    left = namespaces() - before
+    check(not any(n.startswith("cmp-") for n in left), f"no namespace of the topology is left ({sorted(left)})")
+    r = subprocess.run(["pgrep", "-x", "-d", " ", "corosync|etcd|cpg_bench|etcd_bench|dpdk-tob|dpdk-tob-load"],
+                       text=True, capture_output=True)
+    check(r.stdout.strip() == "", f"no process of the comparison is left ({r.stdout.strip()})")
+
+
+def main() -> int:
+    bad_arguments()
+    with tempfile.TemporaryDirectory(prefix="tob-compare-quick-") as tmp:
+        quick_run(Path(tmp))
+    print(f"compare-quick: {len(failures)} failure(s)")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
