@@ -24,9 +24,12 @@ SYSTEMS = ["dpdk-tob-mars", "dpdk-tob-otfp", "cpg-udpu", "cpg-knet", "etcd"]
 TIMEOUT_S = 840  # the suite's timeout is 900 s; a fresh machine installs packages and modules first
 
 failures: list[str] = []
+checks = 0
 
 
 def check(ok: bool, what: str) -> None:
+    global checks
+    checks += 1
     print(("ok   " if ok else "FAIL ") + what, flush=True)
     if not ok:
         failures.append(what)
@@ -102,7 +105,7 @@ def main() -> int:
     bad_arguments()
     with tempfile.TemporaryDirectory(prefix="tob-compare-quick-") as tmp:
         quick_run(Path(tmp))
-    print(f"compare-quick: {len(failures)} failure(s)")
+    print(f"{checks - len(failures)} passed, {len(failures)} failed")
     return 1 if failures else 0
 
 
