@@ -86,10 +86,10 @@ def quick_run(out: Path) -> None:
               and all(v == trial["sent"] for v in members.values()),
               f"{name}: every node delivered every message sent ({trial.get('sent')} sent, {members})")
         if name.startswith("dpdk-tob"):
-            check(isinstance(trial.get("cycle_ns"), int) and trial["cycle_ns"] > 0,
-                  f"{name}: cycle_ns reported ({trial.get('cycle_ns')})")
-            check(isinstance(trial.get("membership_changes"), int),
-                  f"{name}: membership_changes reported ({trial.get('membership_changes')})")
+            check(isinstance(w.get("cycle_ns"), int) and w["cycle_ns"] > 0,
+                  f"{name}: cycle_ns reported ({w.get('cycle_ns')})")
+            check(isinstance(w.get("membership_changes"), int),
+                  f"{name}: membership_changes reported ({w.get('membership_changes')})")
         check(f"| {name} |" in md, f"{name}: a row in compare.md")
     for plot in ("latency-cdf-paced.png", "throughput.png"):
         p = out / plot
