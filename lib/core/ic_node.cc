@@ -439,10 +439,6 @@ void IcNode::publish(DecisionSlot& ds, int64_t finish_ns) {
   ds.d.publications = {ds.pubs.data(), pubs};
 }
 
-std::span<const uint8_t> IcNode::key_at(const uint8_t* base, const Ref& r) {
-  return {base + r.offset + kKvEntryHeaderBytes, base[r.offset + 8]};
-}
-
 size_t IcNode::collect_copies(const DecisionSlot& ds) {
   // Every key entry of every node's decided batch; a ⊥ or malformed value holds no copies.
   const KvLimits limits = config_.limits();
@@ -495,7 +491,7 @@ size_t IcNode::publish_group(DecisionSlot& ds, size_t refs, size_t i, int64_t fi
   const uint8_t* base = ds.entries.data();
   const auto key = key_at(base, refs_[i]);
   const int64_t t_pub = refs_[i].t_pub;
-  std::span<const uint8_t> copies[kMaxNodes];
+  std::span<const uint8_t>* const copies = group_copies_.data();  // not a local: kMaxNodes spans cleared per group
   size_t m = 0;
   int last_node = -1;
   size_t j = i;

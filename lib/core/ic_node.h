@@ -15,6 +15,7 @@
 // Instances overlap when P < R (at most ceil(R / P) in flight).
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -220,7 +221,10 @@ class IcNode {
   size_t collect_copies(const DecisionSlot& ds);
   void sort_copies(const uint8_t* base, size_t refs);
   size_t publish_group(DecisionSlot& ds, size_t refs, size_t i, int64_t finish_ns, size_t& pubs);
-  static std::span<const uint8_t> key_at(const uint8_t* base, const Ref& r);
+  // The key of a copy (inline: the sort compares keys a few thousand times per boundary).
+  static std::span<const uint8_t> key_at(const uint8_t* base, const Ref& r) {
+    return {base + r.offset + kKvEntryHeaderBytes, base[r.offset + 8]};
+  }
   void transmit(int64_t cycle, int64_t now_ns, std::span<const IcMessage> messages);
   TreeSlot* slot_of(uint64_t instance);
   Reduction reduction_of(std::span<const uint8_t> key) const;
@@ -245,6 +249,7 @@ class IcNode {
   std::vector<DecisionSlot> decisions_;
   uint64_t finished_ = 0;
   std::vector<Ref> refs_;
+  std::array<std::span<const uint8_t>, kMaxNodes> group_copies_;  // one group's copies (publish_group)
   size_t round_data_bytes_max_ = 0;     // one slot's round messages, all together
   size_t frames_max_ = 0;
   std::vector<uint8_t> tx_bytes_;
