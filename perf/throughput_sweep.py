@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
 """Throughput vs latency of dpdk-tob on the netns cluster: every node runs dpdk-tob-load at the
-same offered rate (64-byte messages, Poisson); each step measures the delivered rate (messages
-per second delivered at node 0, i.e. the cluster's total order) and the submit-to-delivery
-latency at every node. Above the knee the nodes' queues fill: submissions meet backpressure
+same offered rate (messages of each --sizes, Poisson); each step measures the delivered rate
+(messages per second delivered at node 0, i.e. the cluster's total order, and the same in MB/s),
+the slot frames each node sent per second, and the submit-to-delivery latency at every node. Above the knee the nodes' queues fill: submissions meet backpressure
 (refused, retried) and latency grows with the queue, never with losses.
 
-    throughput_sweep.py [--rates 25,100,...] [--seconds S] [--cycle-ns C] [--orders mars,otfp]
-                        [--series NAME]
+    throughput_sweep.py [--rates 25,100,...] [--sizes 64,1024] [--seconds S] [--cycle-ns C]
+                        [--orders mars,otfp] [--series NAME]
+
+One line per step (others read it):
+    ENGINE: offered X/s -> delivered Y/s, latency p50 A ms p99 B ms max C ms, refused N, size S B, M MB/s, F frames/s per node
 
 With --orders mars,otfp the engines are swept one after the other in the same invocation (same
 rates, same machine state), each on a freshly started cluster; a series is named after its
@@ -21,6 +24,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -32,20 +36,31 @@ LOAD = BUILD / "app/dpdk-tob-load/dpdk-tob-load"
 NODES = 4
 
 
-def step(rate: float, args: argparse.Namespace, out: Path) -> dict:
+def frames_tx() -> list[int]:
+    return [telemetry(k, "/tob/stats")["node_frames_tx"] for k in range(NODES)]
+
+
+def step(rate: float, size: int, args: argparse.Namespace, out: Path) -> dict:
+    name = f"{args.series_name}-{rate:g}" + ("" if size == 64 else f"-{size}B")
+    frames_before, t0 = frames_tx(), time.monotonic()
     procs = []
     for k in range(NODES):
         cmd = ["ip", "netns", "exec", f"tob-n{k}", str(LOAD), "--proc-type=secondary", f"--file-prefix=tob-node{k}",
                "--no-pci", "--log-level=lib.eal:error", "--", "--cluster", "netns", "--rate", str(rate),
-               "--pattern", "poisson", "--size", "64", "--seed", str(k + 1), "--duration", str(args.seconds),
-               "--drain", "3", "--progress", "0", "--summary", str(out / f"{args.series_name}-{rate:g}-node{k}.json")]
+               "--pattern", "poisson", "--size", str(size), "--seed", str(k + 1), "--duration", str(args.seconds),
+               "--drain", "3", "--progress", "0", "--summary", str(out / f"{name}-node{k}.json")]
         procs.append(subprocess.Popen(cmd, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT))
     for p in procs:
         p.communicate(timeout=args.seconds + 120)
-    s = [json.loads((out / f"{args.series_name}-{rate:g}-node{k}.json").read_text()) for k in range(NODES)]
-    return {"series": args.series_name, "offered_per_node": rate, "offered_total": rate * NODES,
+    # Slot frames (every copy) per second over the whole step (start, sending, drain), per node.
+    frames = [a - b for a, b in zip(frames_tx(), frames_before)]
+    seconds = time.monotonic() - t0
+    s = [json.loads((out / f"{name}-node{k}.json").read_text()) for k in range(NODES)]
+    return {"series": args.series_name, "size": size, "offered_per_node": rate, "offered_total": rate * NODES,
             "submitted": sum(x["submitted"] for x in s), "refused": sum(x["refused"] for x in s),
             "throughput_msgs_s": s[0]["throughput_msgs_s"],
+            "throughput_mb_s": s[0]["throughput_msgs_s"] * size / 1e6,
+            "frames_per_s_per_node": sum(frames) / NODES / seconds,
             "p50_ms": max(x["latency_ns"]["p50"] for x in s) / 1e6,
             "p99_ms": max(x["latency_ns"]["p99"] for x in s) / 1e6,
             "max_ms": max(x["latency_ns"]["max"] for x in s) / 1e6,
@@ -60,13 +75,15 @@ def sweep(env: dict, args: argparse.Namespace, out: Path, rows: list, sweep_path
                                     for k in range(NODES)), 60):
             print("the cluster did not form")
             return 1
-        for rate in (float(x) for x in args.rates.split(",")):
-            r = step(rate, args, out)
-            rows.append(r)
-            sweep_path.write_text(json.dumps(rows, indent=1))
-            print(f"{args.series_name}: offered {r['offered_total']:.0f}/s -> delivered {r['throughput_msgs_s']:.0f}/s, "
-                  f"latency p50 {r['p50_ms']:.1f} ms p99 {r['p99_ms']:.1f} ms max {r['max_ms']:.1f} ms, "
-                  f"refused {r['refused']}", flush=True)
+        for size in args.size_list:
+            for rate in (float(x) for x in args.rates.split(",")):
+                r = step(rate, size, args, out)
+                rows.append(r)
+                sweep_path.write_text(json.dumps(rows, indent=1))
+                print(f"{args.series_name}: offered {r['offered_total']:.0f}/s -> delivered {r['throughput_msgs_s']:.0f}/s, "
+                      f"latency p50 {r['p50_ms']:.1f} ms p99 {r['p99_ms']:.1f} ms max {r['max_ms']:.1f} ms, "
+                      f"refused {r['refused']}, size {size} B, {r['throughput_mb_s']:.2f} MB/s, "
+                      f"{r['frames_per_s_per_node']:.0f} frames/s per node", flush=True)
         stats = [telemetry(k, "/tob/stats") for k in range(NODES)]
         print("timing failures during the sweep:", sum(s["rx_early"] + s["rx_late"] + s["tx_missed"] for s in stats),
               "membership changes:", sum(s["node_removals"] + s["node_self_shutdowns"] for s in stats))
@@ -78,6 +95,7 @@ def sweep(env: dict, args: argparse.Namespace, out: Path, rows: list, sweep_path
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rates", default="25,100,200,300,400,600,1000")
+    ap.add_argument("--sizes", default="64", help="message sizes in bytes, swept in turn (e.g. 64,1024)")
     ap.add_argument("--seconds", type=float, default=15)
     ap.add_argument("--cycle-ns", type=int, default=40_000_000)
     ap.add_argument("--orders", default="mars", help="engines to sweep, in turn (mars, otfp)")
@@ -85,6 +103,12 @@ def main() -> int:
     ap.add_argument("--daemon-args", default="")
     ap.add_argument("--out", default="/tmp/dpdk-tob-throughput")
     args = ap.parse_args()
+    try:
+        args.size_list = [int(x) for x in args.sizes.split(",")]
+    except ValueError:
+        ap.error(f"--sizes: not a list of integers: {args.sizes!r}")
+    if any(not 24 <= x <= 1024 for x in args.size_list):
+        ap.error("--sizes: every size must be within 24..1024 bytes (dpdk-tob-load's message and the payload limit)")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     sweep_path = out / "sweep.json"

@@ -97,9 +97,13 @@ def plot_throughput(d: Path, out: Path) -> list[Path]:
     rows = json.loads((d / "sweep.json").read_text())
     fig, (ax, bx) = plt.subplots(1, 2, figsize=(12, 4.5))
     top = 0.0
-    for series in sorted({r["series"] for r in rows}):
+    # A series per (engine, message size); rows of sweeps before --sizes are 64 B.
+    sizes = {r.get("size", 64) for r in rows}
+    for series, size in sorted({(r["series"], r.get("size", 64)) for r in rows}):
         pts = sorted((r["offered_total"], r["throughput_msgs_s"], r["p50_ms"], r["p99_ms"]) for r in rows
-                     if r["series"] == series)
+                     if r["series"] == series and r.get("size", 64) == size)
+        if len(sizes) > 1:
+            series = f"{series} {size} B"
         top = max(top, max(p[0] for p in pts))
         ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=series)
         bx.plot([p[0] for p in pts], [p[2] for p in pts], marker="o", label=f"{series} p50")
