@@ -200,8 +200,11 @@ def analyse(members: list[Member], killed: int | None = None, kill_ns: int | Non
         "problems": [p for m in members for p in m.problems],
     }
     if killed is not None and kill_ns is not None:
+        # Up to the survivors' last delivery, past the end of sending: a system that stops
+        # delivering at the kill and resumes only after its senders stopped has a gap that ends
+        # when it resumes (capping at the last send cut corosync's default-token gap to the rest
+        # of the sending time).
         end = max((max(m.recv_ns) for m in survivors if len(m.recv_ns)), default=kill_ns)
-        end = min(end, last_ns) if last_ns > kill_ns else end
         out["detection_ms"] = detection_ms(survivors, killed, kill_ns)
         out["gap_ms"] = longest_gap_ms(survivors, kill_ns - 1_000_000_000, end)
     return out

@@ -17,6 +17,7 @@ import argparse
 import json
 import os
 import platform
+import shutil
 import statistics
 import subprocess
 import sys
@@ -125,7 +126,8 @@ def pick_victim(system: System, trial: int) -> int:
 
 
 def one_run(system: System, w: Workload, run: Path, trial: int, lead_s: float) -> dict:
-    run.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(run, ignore_errors=True)  # a trial's files are its own, not appended to an earlier invocation's
+    run.mkdir(parents=True)
     system.start(run)
     clients: dict[int, object] = {}
     noise: list = []
@@ -167,6 +169,7 @@ def one_run(system: System, w: Workload, run: Path, trial: int, lead_s: float) -
     result.update(facts)
     if killed is not None:
         result["killed"] = killed
+        result["kill_ns"] = kill_ns  # on the system's clock: the trial's files can be analysed again
         result["killed_role"] = system.leader_role if trial % 2 == 0 else "member"
     if w.noise:
         result["noise_mbps"] = noise_achieved_mbps(run)

@@ -107,6 +107,18 @@ def test_failover_detection_is_the_last_survivor_to_see_the_victim_gone(tmp_path
     assert r["lost"] > 0
 
 
+def test_a_gap_that_outlasts_the_sending_is_measured_until_delivery_resumes(tmp_path: Path) -> None:
+    rows = total_order(4, 100)  # sending ends at S + 399 ms
+    kill = S + 200 * MS
+    resume = S + 900 * MS  # half a second after the last send: a token-timeout kind of pause
+    def rows_of(k: int):
+        if k == 2:
+            return [r for r in rows if r[3] < kill]
+        return [r if r[3] < kill else (r[0], r[1], r[2], resume + r[2] - kill) for r in rows]
+    r = analysis.analyse(cluster(tmp_path, rows_of), killed=2, kill_ns=kill)
+    assert r["gap_ms"] == pytest.approx(700.0, abs=3.0)  # from the last delivery before the kill to the resumption
+
+
 def test_a_survivor_that_never_saw_the_victim_gone_gives_no_detection(tmp_path: Path) -> None:
     rows = total_order(4, 100)
     events = {0: [(S + 50 * MS, "members", "0 1 3")], 1: [(S + 60 * MS, "members", "0 1 3")], 3: []}

@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+"""Analyses the fail-over trials of an earlier compare.py invocation again from the files it kept
+(DIR/runs/SYSTEM/failover/trialN), with the current analysis.py: after a fix of the analysis, the
+figures of a run that took an hour need not be taken again.
+
+    reanalyse.py DIR [--update]
+
+Prints, per system, the detection and longest-gap medians with their range, and writes
+DIR/failover-reanalysed.json. With --update it also puts the new figures into DIR/compare.json
+(each fail-over trial and the workload's lists; the old file is kept as compare.json.orig), so
+that `plots.py DIR` draws them. The kill instant is the trial's `kill_ns` when compare.json has it;
+invocations before it was recorded give the clients' first send + the workload's kill_at_s (the
+harness sleeps until then and kills: a few ms late at most, which moves neither figure by more).
+"""
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import analysis  # noqa: E402
+
+NODES = 4
+
+
+def trial_figures(run: Path, trial: dict, kill_at_s: float) -> dict:
+    members = [analysis.read_member(k, run / f"node{k}.records.csv", run / f"node{k}.summary.json",
+                                    run / f"node{k}.events.csv") for k in range(NODES)]
+    kill_ns = trial.get("kill_ns")
+    if kill_ns is None:
+        firsts = [int(m.summary.get("first_send_ns") or 0) for m in members if m.summary.get("first_send_ns")]
+        kill_ns = min(firsts) + int(kill_at_s * 1e9)
+    r = analysis.analyse(members, trial["killed"], kill_ns)
+    return {"killed": trial["killed"], "detection_ms": r["detection_ms"], "gap_ms": r["gap_ms"]}
+
+
+def main() -> int:
+    args = sys.argv[1:]
+    update = "--update" in args
+    args = [a for a in args if a != "--update"]
+    if len(args) != 1 or not (Path(args[0]) / "compare.json").exists():
+        print(__doc__, file=sys.stderr)
+        return 2
+    out = Path(args[0])
+    doc = json.loads((out / "compare.json").read_text())
+    result: dict[str, dict] = {}
+    for name, system in doc["systems"].items():
+        w = system["workloads"].get("failover")
+        if w is None:
+            continue
+        trials = [trial_figures(out / "runs" / name / "failover" / f"trial{t}", tr, w["workload"]["kill_at_s"])
+                  for t, tr in enumerate(w["trials"])]
+        row = {"trials": trials}
+        for key in ("detection_ms", "gap_ms"):
+            vals = [t[key] for t in trials if t[key] is not None]
+            row[key] = {"median": round(statistics.median(vals), 1), "min": round(min(vals), 1),
+                        "max": round(max(vals), 1)} if vals else None
+        result[name] = row
+        if update:
+            for tr, new in zip(w["trials"], trials):
+                tr["detection_ms"], tr["gap_ms"] = new["detection_ms"], new["gap_ms"]
+            for key in ("detection_ms", "gap_ms"):
+                w[key] = [None if t[key] is None else round(t[key], 1) for t in trials]
+        fmt = lambda v: "-" if v is None else f"{v['median']:,.1f} ({v['min']:,.1f}-{v['max']:,.1f})"  # noqa: E731
+        print(f"{name:18} detection {fmt(row['detection_ms'])} ms, longest gap {fmt(row['gap_ms'])} ms")
+    (out / "failover-reanalysed.json").write_text(json.dumps(result, indent=1))
+    if update:
+        orig = out / "compare.json.orig"
+        if not orig.exists():
+            (out / "compare.json").replace(orig)
+        (out / "compare.json").write_text(json.dumps(doc, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
