@@ -23,13 +23,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import analysis  # noqa: E402
-
-NODES = 4
+import topology  # noqa: E402
+from compare import client_files  # noqa: E402
 
 
 def trial_figures(run: Path, trial: dict, kill_at_s: float) -> dict:
-    members = [analysis.read_member(k, run / f"node{k}.records.csv", run / f"node{k}.summary.json",
-                                    run / f"node{k}.events.csv") for k in range(NODES)]
+    files = [client_files(run, k) for k in range(topology.NODES)]
+    members = [analysis.read_member(k, f["records"], f["summary"], f["events"]) for k, f in enumerate(files)]
     kill_ns = trial.get("kill_ns")
     exact = kill_ns is not None
     if not exact:
