@@ -40,6 +40,11 @@ struct tob_client {
   rte_ring* ring = nullptr;
   rte_ring* submit = nullptr;
   rte_mempool* msg_pool = nullptr;
+  // A buffer taken from msg_pool (kv_pool) whose enqueue failed: kept for the next call instead
+  // of being put back. Only the daemon's control lcore returns buffers to these pools, so that
+  // its put never waits on a client preempted inside its own (docs/architecture.md "Dataplane").
+  SubmitMsg* spare = nullptr;
+  KvWriteMsg* kv_spare = nullptr;
   rte_mbuf* held[tob::dataplane::kPollBurstMax] = {};
   unsigned held_count = 0;
   uint64_t last_seq = 0;
@@ -227,6 +232,12 @@ int tob_attach(const char* cluster_name, const tob_attach_options* options, tob_
 int tob_detach(tob_client* c) {
   if (c == nullptr) return TOB_EINVAL;
   release_held(c);
+  // Once per client life: the only puts a client makes (the window of a preemption inside
+  // them is a few nanoseconds of a detach, not one per refused submission).
+  if (c->spare != nullptr) rte_mempool_put(c->msg_pool, c->spare);
+  if (c->kv_spare != nullptr) rte_mempool_put(c->kv_pool, c->kv_spare);
+  c->spare = nullptr;
+  c->kv_spare = nullptr;
   int rc = TOB_OK;
   if (!c->detached && state_of(c->slot) == SlotState::attached) {
     c->slot->state.store(static_cast<uint32_t>(SlotState::leaving), std::memory_order_release);
@@ -251,18 +262,19 @@ int tob_submit(tob_client* c, const void* payload, size_t length) {
     slot.refused.fetch_add(1, std::memory_order_relaxed);
     return TOB_EAGAIN;
   }
-  void* obj = nullptr;
-  if (rte_mempool_get(c->msg_pool, &obj) != 0) {
+  void* obj = c->spare;
+  if (obj == nullptr && rte_mempool_get(c->msg_pool, &obj) != 0) {
     slot.refused.fetch_add(1, std::memory_order_relaxed);
     return TOB_EAGAIN;
   }
+  c->spare = nullptr;
   auto* m = static_cast<SubmitMsg*>(obj);
   m->client = static_cast<uint16_t>(tob::dataplane::kFirstSlotClientId + c->slot_index);
   m->bytes = static_cast<uint16_t>(length);
   m->submit_ns = now_ns(*c->shm);
   if (length > 0) std::memcpy(m->payload, payload, length);
   if (rte_ring_enqueue(c->submit, m) != 0) {
-    rte_mempool_put(c->msg_pool, m);
+    c->spare = m;
     slot.refused.fetch_add(1, std::memory_order_relaxed);
     return TOB_EAGAIN;
   }
@@ -332,8 +344,9 @@ int tob_kv_write(tob_client* c, const void* key, size_t key_len, int64_t t_pub_n
   const int64_t now = now_ns(*c->shm);
   const int64_t earliest = earliest_pub_ns(*c->shm, now);
   if (earliest == INT64_MIN || earliest > t_pub_ns) return refuse(TOB_EDEADLINE);
-  void* obj = nullptr;
-  if (rte_mempool_get(c->kv_pool, &obj) != 0) return refuse(TOB_EAGAIN);
+  void* obj = c->kv_spare;
+  if (obj == nullptr && rte_mempool_get(c->kv_pool, &obj) != 0) return refuse(TOB_EAGAIN);
+  c->kv_spare = nullptr;
   auto* m = static_cast<KvWriteMsg*>(obj);
   m->slot = static_cast<uint16_t>(c->slot_index);
   m->key_len = static_cast<uint8_t>(key_len);
@@ -344,7 +357,7 @@ int tob_kv_write(tob_client* c, const void* key, size_t key_len, int64_t t_pub_n
   std::memcpy(m->bytes, key, key_len);
   if (value_len > 0) std::memcpy(m->bytes + key_len, value, value_len);
   if (rte_ring_enqueue(c->kv_ring, m) != 0) {
-    rte_mempool_put(c->kv_pool, m);
+    c->kv_spare = m;
     return refuse(TOB_EAGAIN);
   }
   slot.kv_written.fetch_add(1, std::memory_order_relaxed);

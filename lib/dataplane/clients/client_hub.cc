@@ -60,6 +60,8 @@ core::Result<std::unique_ptr<ClientHub>> ClientHub::create(const ClusterConfig& 
   hub->mask_ = cfg.history - 1;
   hub->cursor_.assign(static_cast<size_t>(hub->slots_), 0);
   hub->active_.assign(static_cast<size_t>(hub->slots_), false);
+  // At most every client ring and every client's last poll hold a delivery the history let go.
+  hub->deferred_.assign(static_cast<size_t>(cfg.clients_max) * (cfg.client_ring + kPollBurstMax) + 1, nullptr);
   s.running.store(1, std::memory_order_release);
   return hub;
 }
@@ -68,6 +70,7 @@ ClientHub::~ClientHub() {
   if (shm_ != nullptr) shm_->running.store(0, std::memory_order_release);
   for (rte_mbuf* m : history_)
     if (m != nullptr) rte_pktmbuf_free(m);
+  for (size_t k = 0; k < deferred_count_; ++k) rte_pktmbuf_free(deferred_[(deferred_head_ + k) % deferred_.size()]);
   for (rte_ring* r : rings_) {
     void* obj;
     while (rte_ring_dequeue(r, &obj) == 0) rte_pktmbuf_free(static_cast<rte_mbuf*>(obj));
@@ -112,7 +115,7 @@ void ClientHub::record(const core::Delivery& d) {
         overruns_.fetch_add(1, std::memory_order_relaxed);
       }
     }
-    rte_pktmbuf_free(history_[at]);
+    release(history_[at]);
   }
   history_[at] = m;
   history_seq_[at] = seq;
@@ -209,7 +212,41 @@ unsigned ClientHub::serve() {
       moved += fill(i);
     }
   }
+  if (deferred_count_ > 0) release_deferred();
   return moved;
+}
+
+// The history lets go of a delivery. A client still holding it (in its ring or from its last
+// poll) only drops its reference later and never sees the count reach 0: the free, a put into
+// the pool, stays on this lcore.
+void ClientHub::release(rte_mbuf* m) {
+  if (rte_mbuf_refcnt_read(m) == 1 || deferred_count_ == deferred_.size()) {
+    rte_pktmbuf_free(m);  // full: cannot happen (sized for every client reference); the old way
+    return;
+  }
+  deferred_[(deferred_head_ + deferred_count_) % deferred_.size()] = m;
+  ++deferred_count_;
+  deferred_total_.fetch_add(1, std::memory_order_relaxed);
+}
+
+// A few deferred deliveries per step, oldest first; one still held goes to the back (a client
+// that died holding some must not stop the others from being freed).
+unsigned ClientHub::release_deferred() {
+  constexpr unsigned kPerStep = 32;
+  unsigned freed = 0;
+  for (unsigned k = 0; k < kPerStep && deferred_count_ > 0; ++k) {
+    rte_mbuf* m = deferred_[deferred_head_];
+    deferred_head_ = (deferred_head_ + 1) % deferred_.size();
+    --deferred_count_;
+    if (rte_mbuf_refcnt_read(m) == 1) {
+      rte_pktmbuf_free(m);
+      ++freed;
+    } else {
+      deferred_[(deferred_head_ + deferred_count_) % deferred_.size()] = m;
+      ++deferred_count_;
+    }
+  }
+  return freed;
 }
 
 HubStats ClientHub::stats() const {
@@ -220,6 +257,7 @@ HubStats ClientHub::stats() const {
   s.attaches = attaches_.load(std::memory_order_relaxed);
   s.refused_attaches = refused_.load(std::memory_order_relaxed);
   s.detaches = detaches_.load(std::memory_order_relaxed);
+  s.deferred = deferred_total_.load(std::memory_order_relaxed);
   return s;
 }
 

@@ -37,6 +37,7 @@ struct HubStats {
   uint64_t attaches = 0;
   uint64_t refused_attaches = 0;
   uint64_t detaches = 0;
+  uint64_t deferred = 0;         // deliveries left the history while a client held them
 };
 
 class ClientHub {
@@ -68,6 +69,8 @@ class ClientHub {
   bool attach(int slot);
   void detach(int slot);
   unsigned fill(int slot);
+  void release(rte_mbuf* m);
+  unsigned release_deferred();
   static uint64_t global_seq(const core::Delivery& d, uint16_t index);
 
   const rte_memzone* zone_ = nullptr;
@@ -78,6 +81,12 @@ class ClientHub {
   std::vector<uint64_t> history_seq_;   // its global seq
   uint64_t mask_ = 0;
   std::atomic<uint64_t> head_{0};       // local number of the next delivery
+  // Deliveries that left the history while a client still held them: freed here once the
+  // clients let go (refcount 1), so that a client never frees into the pool (its put would
+  // be a producer beside ours: docs/architecture.md "Dataplane", shared rings).
+  std::vector<rte_mbuf*> deferred_;
+  size_t deferred_head_ = 0;
+  size_t deferred_count_ = 0;
   std::vector<uint64_t> cursor_;        // per slot: local number of the next delivery to enqueue
   std::vector<bool> active_;            // per slot: attached and served
   int slots_ = 0;
@@ -89,6 +98,7 @@ class ClientHub {
   std::atomic<uint64_t> attaches_{0};
   std::atomic<uint64_t> refused_{0};
   std::atomic<uint64_t> detaches_{0};
+  std::atomic<uint64_t> deferred_total_{0};
 };
 
 }  // namespace tob::dataplane

@@ -5,6 +5,7 @@
 #include <x86intrin.h>
 
 #include <algorithm>
+#include <atomic>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
@@ -18,6 +19,8 @@ namespace {
 DaemonContext* g_ctx = nullptr;
 IoThread* g_io = nullptr;
 const ClientHub* g_hub = nullptr;
+// /tob/submit's buffer whose enqueue failed (telemetry answers on a thread per connection).
+std::atomic<void*> g_submit_spare{nullptr};
 const KvHub* g_kv = nullptr;
 TelemetryInfo g_info;
 
@@ -188,8 +191,10 @@ int cmd_submit(const char*, const char* params, rte_tel_data* d) {
     rte_tel_data_add_dict_string(d, "error", "message larger than [limits] payload_bytes");
     return 0;
   }
-  void* obj = nullptr;
-  if (rte_mempool_get(g_ctx->msg_pool, &obj) != 0) {
+  // A buffer whose enqueue failed is kept, never put back: only the control lcore returns
+  // buffers to msg_pool (docs/architecture.md "Dataplane": no put of ours can make it wait).
+  void* obj = g_submit_spare.exchange(nullptr);
+  if (obj == nullptr && rte_mempool_get(g_ctx->msg_pool, &obj) != 0) {
     rte_tel_data_add_dict_string(d, "error", "submit pool exhausted: try again");
     return 0;
   }
@@ -199,7 +204,8 @@ int cmd_submit(const char*, const char* params, rte_tel_data* d) {
   m->submit_ns = g_ctx->clock.to_ns(__rdtsc());
   std::memcpy(m->payload, params, len);
   if (rte_ring_enqueue(g_ctx->submit_ring, m) != 0) {
-    rte_mempool_put(g_ctx->msg_pool, m);
+    // Two connections refused at the same instant: one buffer goes back (a rare put).
+    if (void* lost = g_submit_spare.exchange(m); lost != nullptr) rte_mempool_put(g_ctx->msg_pool, lost);
     rte_tel_data_add_dict_string(d, "error", "submit ring full: try again");
     return 0;
   }
@@ -217,6 +223,7 @@ int cmd_clients(const char*, const char*, rte_tel_data* d) {
   rte_tel_data_add_dict_u64(d, "refused_attaches", hs.refused_attaches);
   rte_tel_data_add_dict_u64(d, "detaches", hs.detaches);
   rte_tel_data_add_dict_u64(d, "overruns", hs.overruns);
+  rte_tel_data_add_dict_u64(d, "released_late", hs.deferred);
   rte_tel_data_add_dict_u64(d, "alloc_failed", hs.alloc_failed);
   rte_tel_data* slots = rte_tel_data_alloc();
   if (slots == nullptr) return -ENOMEM;
