@@ -6,7 +6,7 @@ the slot frames each node sent per second, and the submit-to-delivery latency at
 (refused, retried) and latency grows with the queue, never with losses.
 
     throughput_sweep.py [--rates 25,100,...] [--sizes 64,1024] [--seconds S] [--cycle-ns C]
-                        [--orders mars,otfp] [--series NAME]
+                        [--orders mars,otfp] [--series NAME] [--frame-bytes B] [--batch-msgs M]
 
 One line per step (others read it):
     ENGINE: offered X/s -> delivered Y/s, latency p50 A ms p99 B ms max C ms, refused N, size S B, M MB/s, F frames/s per node
@@ -101,12 +101,20 @@ def main() -> int:
     ap.add_argument("--orders", default="mars", help="engines to sweep, in turn (mars, otfp)")
     ap.add_argument("--series", default="", help="series name (default: the engine)")
     ap.add_argument("--daemon-args", default="")
+    ap.add_argument("--frame-bytes", type=int, default=0,
+                    help="[limits] frame_bytes; above 1500 the veths get MTU 9000 and the af_packet_jumbo profile "
+                         "(docs/operations.md \"Jumbo frames\"); 0: the default 1500")
+    ap.add_argument("--batch-msgs", type=int, default=0, help="[limits] batch_msgs (0: the default 64)")
     ap.add_argument("--out", default="/tmp/dpdk-tob-throughput")
     args = ap.parse_args()
     try:
         args.size_list = [int(x) for x in args.sizes.split(",")]
     except ValueError:
         ap.error(f"--sizes: not a list of integers: {args.sizes!r}")
+    if args.frame_bytes and not 64 <= args.frame_bytes <= 9000:
+        ap.error("--frame-bytes: 64..9000")
+    if args.batch_msgs and not 1 <= args.batch_msgs <= 4096:
+        ap.error("--batch-msgs: 1..4096")
     if any(not 24 <= x <= 1024 for x in args.size_list):
         ap.error("--sizes: every size must be within 24..1024 bytes (dpdk-tob-load's message and the payload limit)")
     out = Path(args.out)
@@ -120,6 +128,10 @@ def main() -> int:
         args.series_name = args.series or order
         env = dict(os.environ, TOB_RUN_DIR=str(out / "run"), TOB_CYCLE_NS=str(args.cycle_ns), TOB_BUILD_DIR=str(BUILD),
                    TOB_DAEMON_ARGS=args.daemon_args, TOB_STATUS_INTERVAL="10", TOB_ORDER=order)
+        if args.frame_bytes:
+            env.update(TOB_FRAME_BYTES=str(args.frame_bytes), TOB_MTU="9000" if args.frame_bytes > 1500 else "1500")
+        if args.batch_msgs:
+            env["TOB_BATCH_MSGS"] = str(args.batch_msgs)
         if sweep(env, args, out, rows, sweep_path) != 0:
             return 1
     print(f"appended to {sweep_path}; plot with: /usr/bin/python3 scripts/plot.py throughput {out}")

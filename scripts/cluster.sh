@@ -26,6 +26,11 @@
 #   TOB_CLUSTER_EXTRA []          extra lines appended to the generated cluster.ini's [cluster]
 #   TOB_CONFIG_EXTRA []           extra lines appended to the generated cluster.ini's [timing]
 #   TOB_CONFIG_TAIL []            extra sections appended to it, e.g. "[clients]\nring = 64"
+#   TOB_MTU [1500]                MTU of the veths, their bridge ports and the bridge (jumbo: 9000)
+#   TOB_PROFILE [af_packet, or af_packet_jumbo when TOB_MTU > 1500]  port profile (drivers_cfg/)
+#                                 whose vdev line the nodes use, passed as --profile
+#   TOB_FRAME_BYTES []            [limits] frame_bytes (the TOB frame; jumbo: 8958)
+#   TOB_BATCH_MSGS []             [limits] batch_msgs (messages per slot; 64 when unset)
 #   TOB_BUILD_DIR [repo/build]
 #   TOB_NET [tob]                 names: namespaces NET-nK and NET-sw, bridge NETbr0, DPDK file
 #                                 prefix NET-nodeK (perf/compare uses its own, cmp)
@@ -43,6 +48,12 @@ net=${TOB_NET:-tob}
 sw=$net-sw           # the switch namespace holding the bridge
 bridge=${net}br0
 prefix=$net-node     # DPDK file prefix per node: tob-node<K>
+
+mtu=${TOB_MTU:-1500}
+[[ "$mtu" =~ ^[0-9]+$ ]] && [ "$mtu" -ge 1280 ] && [ "$mtu" -le 9600 ] || {
+  echo "cluster: TOB_MTU must be 1280..9600" >&2; exit 2; }
+if [ "$mtu" -gt 1500 ]; then profile=${TOB_PROFILE:-af_packet_jumbo}; else profile=${TOB_PROFILE:-af_packet}; fi
+[ -f "$repo/drivers_cfg/$profile.ini" ] || { echo "cluster: TOB_PROFILE: no drivers_cfg/$profile.ini" >&2; exit 2; }
 
 log() { printf 'cluster: %s\n' "$*"; }
 die() { printf 'cluster: %s\n' "$*" >&2; exit 1; }
@@ -75,10 +86,14 @@ net_up() {
     ip -n "$ns" link set "veth$k" address "$(mac_of "$k")"
     # No IPv6 chatter (router/neighbour solicitations) on the cluster link.
     ip netns exec "$ns" sysctl -qw "net.ipv6.conf.veth$k.disable_ipv6=1" || true
+    ip -n "$ns" link set "veth$k" mtu "$mtu"
+    ip -n "$sw" link set "port$k" mtu "$mtu"
     ip -n "$ns" link set "veth$k" up
     ip -n "$sw" link set "port$k" master "$bridge"
     ip -n "$sw" link set "port$k" up
   done
+  # After its ports: a bridge's MTU may not exceed its ports'.
+  ip -n "$sw" link set "$bridge" mtu "$mtu"
 }
 
 net_down() {
@@ -104,6 +119,12 @@ write_config() {
     echo "clock = tai"
     echo "cycle_ns = $cycle_ns"
     [ -z "${TOB_CONFIG_EXTRA:-}" ] || printf '%b\n' "$TOB_CONFIG_EXTRA"
+    if [ -n "${TOB_FRAME_BYTES:-}${TOB_BATCH_MSGS:-}" ]; then
+      echo
+      echo "[limits]"
+      [ -z "${TOB_FRAME_BYTES:-}" ] || echo "frame_bytes = $TOB_FRAME_BYTES"
+      [ -z "${TOB_BATCH_MSGS:-}" ] || echo "batch_msgs = $TOB_BATCH_MSGS"
+    fi
     for ((k = 0; k < n; k++)); do
       echo
       echo "[node.$k]"
@@ -121,7 +142,7 @@ write_config() {
 
 vdev_of() {
   local k=$1 tmpl
-  tmpl=$(sed -n 's/^vdev *= *//p' "$repo/drivers_cfg/af_packet.ini" | head -n 1)
+  tmpl=$(sed -n 's/^vdev *= *//p' "$repo/drivers_cfg/$profile.ini" | head -n 1)
   echo "${tmpl//\{iface\}/veth$k}"
 }
 
@@ -142,7 +163,7 @@ start_node() {
   # Own session: the cluster outlives the shell that started it and its terminal's signals.
   setsid ip netns exec "$ns" "$daemon" --no-pci --file-prefix "$prefix$k" --lcores "$lcores" \
     --vdev "$(vdev_of "$k")" -- \
-    --config "$run/cluster.ini" --node-id "$k" --idle "$idle" --rt-priority "$rt" \
+    --config "$run/cluster.ini" --node-id "$k" --profile "$profile" --idle "$idle" --rt-priority "$rt" \
     --deliveries "$run/node$k.deliveries" --events "$run/node$k.events" \
     --stats-file "$run/node$k.stats.json" --status-interval "${TOB_STATUS_INTERVAL:-5}" $extra \
     >> "$run/node$k.log" 2>&1 &

@@ -17,6 +17,7 @@
 #include <cstring>
 
 #include "core/engine_factory.h"
+#include "core/slot_budget.h"
 #include "dataplane/observe/log.h"
 #include "dataplane/observe/stats.h"
 #include "dataplane/roles/generators.h"
@@ -223,6 +224,7 @@ int Daemon::start() {
                                       : find_port_profile(opt_.profile, default_profile_dir());
   if (!profile) return fail_started(kExitUsage, profile.error().message);
   profile_.emplace(std::move(profile.value()));
+  port_info_->frame.profile_frame_max = profile_->frame_bytes_max;
   if (profile_->driver != port_info_->driver)
     TOB_LOG(RTE_LOG_WARNING, "profile %s is for driver %s, the port's driver is %s\n", profile_->name.c_str(),
             profile_->driver.c_str(), port_info_->driver.c_str());
@@ -283,7 +285,10 @@ int Daemon::create_pools_and_rings() {
   const PortProfile& prof = *profile_;
   DaemonContext& ctx = *ctx_;
   const int socket = std::max(0, rte_eth_dev_socket_id(opt_.port_id));
-  const size_t frame_room = std::max<size_t>(2048, ctx.ether_bytes + cfg.node.frame_bytes_max + 4);
+  // The largest frame with its Ethernet header and FCS, and what the port's RX queue insists on
+  // (net_af_packet: its ring slot, framesz - 32).
+  const size_t frame_room = std::max({size_t{2048}, ctx.ether_bytes + cfg.node.frame_bytes_max + 4,
+                                      rx_data_room_min(port_info_->frame)});
   const RingSizes rings = ring_sizes(node_config_, cfg.ic_frames_per_slot);
   // + IC frames held for the engine's (two slots' worth, control_role.h).
   const unsigned pkt_count = prof.rx_desc + prof.tx_desc + rings.rx + rings.tx + 4u * prof.rx_burst + 512u +
@@ -317,7 +322,8 @@ int Daemon::create_pools_and_rings() {
 int Daemon::start_port_and_clocks() {
   const ClusterConfig& cfg = *cfg_;
   DaemonContext& ctx = *ctx_;
-  auto port = start_port(opt_.port_id, *profile_, ctx.pkt_pool, cfg.node_macs[self_], cfg.node.frame_bytes_max, use_nic_);
+  auto port = start_port(opt_.port_id, *profile_, ctx.pkt_pool, cfg.node_macs[self_], port_info_->frame, ctx.ether_bytes,
+                         cfg.node.frame_bytes_max, use_nic_);
   if (!port) return fail_started(kExitRuntime, port.error().message);
   port_started_ = true;
   // The NIC clock is fitted once the port runs (mlx5 switches clocks when Tx scheduling starts).
@@ -438,9 +444,18 @@ void Daemon::print_start_report() const {
                     ? (", cut off a damaged tail of " + std::to_string(acceptor_log_->discarded_on_open()) + " bytes")
                           .c_str()
                     : "");
+  // With [timing] rate_mbps the slot budget was checked for every node when the configuration
+  // was read (core/slot_budget.h): say what this node's slot carries.
+  if (node_config_.rate_mbps > 0) {
+    const core::WireBudget wire{node_config_.rate_mbps, node_config_.frame_bytes_max, node_config_.aux_frames,
+                                node_config_.slot_frames_max};
+    if (auto b = core::slot_budget(node_config_.schedule, self_, wire))
+      std::printf("dpdk-tob: slot budget at %" PRId64 " Mbit/s: %s; the engine sends 1 frame per copy\n",
+                  node_config_.rate_mbps, core::describe(b.value(), self_, node_config_.schedule.sends_per_slot).c_str());
+  }
   // The own slot's airtime at the port's link speed (an upper bound: every frame full size, with
   // preamble, FCS and gap): the engine's copies, the retransmission frame and the IC frames.
-  if (rte_eth_link link{}; rte_eth_link_get_nowait(opt_.port_id, &link) == 0 && link.link_speed != RTE_ETH_SPEED_NUM_NONE &&
+  if (rte_eth_link link{}; node_config_.rate_mbps == 0 && rte_eth_link_get_nowait(opt_.port_id, &link) == 0 && link.link_speed != RTE_ETH_SPEED_NUM_NONE &&
                            link.link_speed != RTE_ETH_SPEED_NUM_UNKNOWN) {
     const auto frames = static_cast<uint64_t>(node_config_.schedule.sends_per_slot) + 1 + cfg.ic_frames_per_slot;
     const uint64_t wire_bits = frames * (ctx.ether_bytes + cfg.node.frame_bytes_max + 24) * 8;

@@ -1,5 +1,7 @@
 #include "core/engine.h"
 
+#include "core/slot_budget.h"
+
 #include <string>
 
 namespace tob::core {
@@ -95,6 +97,17 @@ Result<bool> NodeConfig::validate() const {
   if (stall_limit_ns < 0) return Error{"stall limit must not be negative"};
   if (kappa < 1 || kappa > 16) return Error{"kappa must be 1..16 cycles"};
   if (otfp_window < 4 || otfp_window > 64) return Error{"the otfp window must be 4..64 instances"};
+  return validate_budget();
+}
+
+Result<bool> NodeConfig::validate_budget() const {
+  if (rate_mbps < 0 || rate_mbps > 400'000) return Error{"port rate must be 0..400000 Mbit/s"};
+  if (slot_frames_max < 0 || slot_frames_max > kSlotFramesMax)
+    return Error{"frames per slot copy must be 0..." + std::to_string(kSlotFramesMax)};
+  if (aux_frames < 0) return Error{"aux frames must not be negative"};
+  const WireBudget wire{rate_mbps, frame_bytes_max, aux_frames, slot_frames_max};
+  for (size_t k = 0; k < schedule.slots.size(); ++k)
+    if (auto b = slot_budget(schedule, static_cast<NodeId>(k), wire); !b) return b.error();
   return true;
 }
 

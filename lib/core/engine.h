@@ -44,8 +44,13 @@ struct NodeConfig {
   bool rejoin_after_shutdown = true;    // a self-checking node restarts after shutting down
   int64_t stall_limit_ns = 0;           // 0: one cycle. Longer gaps between calls = timing failure
   uint64_t first_msg_id = 0;            // msg ids count up from here (continue across restarts)
+  int64_t rate_mbps = 0;                // the ports' rate ([timing] rate_mbps); 0: one frame per copy, unchecked
+  int slot_frames_max = 0;              // [limits] slot_frames: cap on frames per copy (0: the budget's)
+  int aux_frames = 0;                   // frames per slot besides the copies (IC round data)
 
   Result<bool> validate() const;
+  // Every node's slot carries its frames at rate_mbps (core/slot_budget.h); part of validate().
+  Result<bool> validate_budget() const;
 };
 
 enum class Reason : uint8_t {

@@ -404,3 +404,31 @@ TEST_CASE("--set reaches [ic], key classes with dots included, and adds the sect
   const std::string m = override_error(kGood, {{"ic.copies", "9"}});
   CHECK(m.find("[ic] copies: '9' is outside [1, 4] (from --set ic.copies=9)") != std::string::npos);
 }
+
+TEST_CASE("[timing] rate_mbps and [limits] slot_frames load, and a slot that cannot carry its frames is refused") {
+  // 4 ms cycle: 1 ms slots (margin 100 us, precision 50 us, copy gap 50 us).
+  const ClusterConfig c = load_ok_with(kGood, {{"timing.rate_mbps", "1000"}, {"limits.slot_frames", "8"}});
+  CHECK(c.node.rate_mbps == 1000);
+  CHECK(c.node.slot_frames_max == 8);
+  CHECK(c.for_node(2).rate_mbps == 1000);
+  const ClusterConfig legacy = load_ok_with(kGood, {});
+  CHECK(legacy.node.rate_mbps == 0);
+  CHECK(legacy.node.slot_frames_max == 0);
+  // 9000-byte frames at 10 Mbit/s: 7.2 ms each, in a 1 ms slot.
+  std::string m = override_error(kGood, {{"timing.rate_mbps", "10"}, {"limits.frame_bytes", "9000"}});
+  INFO("message: " << m);
+  CHECK(m.find("node 0: its slot of 1000000 ns cannot carry its frames at 10 Mbit/s") != std::string::npos);
+  CHECK(m.find("us short") != std::string::npos);
+  m = override_error(kGood, {{"timing.rate_mbps", "400001"}});
+  CHECK(m.find("[timing] rate_mbps: '400001' is outside [0, 400000]") != std::string::npos);
+  m = override_error(kGood, {{"limits.slot_frames", "4097"}});
+  CHECK(m.find("[limits] slot_frames: '4097' is outside [0, 4096]") != std::string::npos);
+}
+
+TEST_CASE("[ic] round data counts in the slot budget: refused with the frames it adds") {
+  // 1 ms slots at 100 Mbit/s hold 2 copies of 1 frame (about 123 us each) but not 22 more.
+  const std::string ic = std::string(kGood) + "[ic]\nkeys_per_period = 512\n";
+  expect_error(replace(ic, "cycle_ns = 4000000", "cycle_ns = 4000000\nrate_mbps = 100"), "[ic] adds");
+  const ClusterConfig c = load_ok_with(ic, {});  // without a rate nothing is checked
+  CHECK(c.node.aux_frames == static_cast<int>(c.ic_frames_per_slot));
+}

@@ -4,12 +4,16 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <algorithm>
 #include <filesystem>
+#include <map>
+#include <vector>
 #include <fstream>
 #include <set>
 #include <string>
 #include <unistd.h>
 
+#include "dataplane/port/port_frame.h"
 #include "dataplane/port/port_profile.h"
 
 #ifndef TOB_DRIVERS_CFG_DIR
@@ -113,22 +117,45 @@ TEST_CASE("the tap, ring and null profiles load") {
   CHECK(null.tx_method == TxMethod::spin);
 }
 
-TEST_CASE("every shipped profile loads, names a distinct driver and is found by that driver") {
-  std::set<std::string> drivers;
-  int profiles = 0;
-  for (const auto& entry : fs::directory_iterator(kDir)) {
-    if (entry.path().extension() != ".ini") continue;
-    ++profiles;
-    const PortProfile p = load_ok(entry.path().string());
-    INFO(entry.path());
-    CHECK(p.name == entry.path().stem().string());
-    CHECK(drivers.insert(p.driver).second);
-    auto found = profile_for_driver(p.driver, kDir);
-    REQUIRE(found.ok());
-    CHECK(found.value().name == p.name);
+TEST_CASE("every shipped profile loads, and a driver finds the first of its profiles in name order") {
+  std::map<std::string, std::string> first_of;  // driver -> its first profile by file name
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::directory_iterator(kDir))
+    if (entry.path().extension() == ".ini") files.push_back(entry.path());
+  std::sort(files.begin(), files.end());
+  for (const fs::path& f : files) {
+    const PortProfile p = load_ok(f.string());
+    INFO(f);
+    CHECK(p.name == f.stem().string());
+    first_of.emplace(p.driver, p.name);
   }
-  CHECK(profiles >= 4);
-  for (const char* d : {"net_af_packet", "net_tap", "net_ring", "net_null"}) CHECK(drivers.count(d) == 1);
+  CHECK(files.size() >= 5);
+  for (const auto& [driver, name] : first_of) {
+    auto found = profile_for_driver(driver, kDir);
+    REQUIRE(found.ok());
+    CHECK(found.value().name == name);
+  }
+  for (const char* d : {"net_af_packet", "net_tap", "net_ring", "net_null"}) CHECK(first_of.count(d) == 1);
+  CHECK(first_of["net_af_packet"] == "af_packet");  // the jumbo variant only when asked for
+}
+
+TEST_CASE("the af_packet profiles state the largest frame they carry, and the jumbo one's ring slots hold it") {
+  const PortProfile std_ = load_ok(kDir + "/af_packet.ini");
+  CHECK(std_.frame_bytes_max == 1500);
+  const PortProfile jumbo = load_ok(kDir + "/af_packet_jumbo.ini");
+  CHECK(jumbo.driver == "net_af_packet");
+  CHECK(jumbo.frame_bytes_max == 9000);
+  const std::string args = jumbo.vdev.substr(jumbo.vdev.find(',') + 1);
+  const uint32_t framesz = af_packet_framesz_of(args);
+  CHECK(af_packet_frame_max(framesz, 18) >= 9000);  // with a VLAN tag too
+}
+
+TEST_CASE("a frame_bytes_max out of range is refused with the key") {
+  TempDir d;
+  const std::string f = d.write("bad.ini", std::string(kMinimal) + "[port]\nframe_bytes_max = 9001\n");
+  auto r = load_port_profile(f);
+  REQUIRE_FALSE(r.ok());
+  CHECK_THAT(r.error().message, Catch::Contains("[port] frame_bytes_max") && Catch::Contains("9001"));
 }
 
 TEST_CASE("the profile for a driver is found by the driver's name") {

@@ -1,5 +1,7 @@
 #include "dataplane/config/cluster_config.h"
 
+#include "core/slot_budget.h"
+
 #include "dataplane/config/ini.h"
 #include "dataplane/config/numbers.h"
 
@@ -30,10 +32,10 @@ const std::set<std::string_view> kClusterKeys = {"name", "id", "nodes", "order",
 const std::set<std::string_view> kTimingKeys = {
     "clock",         "epoch_ns",        "cycle_ns",        "decision_margin_ns", "precision_ns",
     "copy_gap_ns",   "sends_per_slot",  "kappa",           "two_member_wait_cycles",
-    "rejoin_silence_cycles", "stall_limit_ns", "window"};
+    "rejoin_silence_cycles", "stall_limit_ns", "window", "rate_mbps"};
 const std::set<std::string_view> kStorageKeys = {"path", "durability"};
 const std::set<std::string_view> kLimitsKeys = {"frame_bytes", "payload_bytes", "queue_msgs", "queue_bytes",
-                                                "batch_msgs"};
+                                                "batch_msgs", "slot_frames"};
 const std::set<std::string_view> kClientsKeys = {"max", "ring", "history"};
 const std::set<std::string_view> kNodeKeys = {"mac", "slot_offset_ns", "slot_length_ns"};
 const std::set<std::string_view> kIcKeys = {"f",           "period_cycles", "keys_per_period", "key_bytes",
@@ -305,6 +307,7 @@ core::Result<ClusterConfig> load_cluster_config(const std::string& path, const O
   TRY_INT(wait, "timing", "two_member_wait_cycles", 1, 1'000'000, &wait_d);
   TRY_INT(silence, "timing", "rejoin_silence_cycles", 2, 1'000'000, &two);
   TRY_INT(stall, "timing", "stall_limit_ns", 0, INT64_MAX / 4, &zero);
+  TRY_INT(rate, "timing", "rate_mbps", 0, 400'000, &zero);
   sc.decision_margin_ns = margin;
   sc.precision_ns = precision;
   sc.copy_gap_ns = gap;
@@ -369,6 +372,7 @@ core::Result<ClusterConfig> load_cluster_config(const std::string& path, const O
   TRY_INT(qmsgs, "limits", "queue_msgs", 1, 1 << 24, &qm_d);
   TRY_INT(qbytes, "limits", "queue_bytes", 1, int64_t{1} << 32, &qb_d);
   TRY_INT(bmsgs, "limits", "batch_msgs", 1, 4096, &bm_d);
+  TRY_INT(slot_frames, "limits", "slot_frames", 0, core::kSlotFramesMax, &zero);
   n.schedule = sc;
   n.cluster_id = c.cluster_id;
   n.frame_bytes_max = static_cast<size_t>(frame);
@@ -381,6 +385,8 @@ core::Result<ClusterConfig> load_cluster_config(const std::string& path, const O
   n.stall_limit_ns = stall;
   n.kappa = static_cast<int>(kappa);
   n.otfp_window = static_cast<int>(window);
+  n.rate_mbps = rate;
+  n.slot_frames_max = static_cast<int>(slot_frames);
 
   // [storage]
   if (const char* p = rd.get("storage", "path")) c.log_path = p;
@@ -402,6 +408,10 @@ core::Result<ClusterConfig> load_cluster_config(const std::string& path, const O
     if (!ic) return ic.error();
     c.ic = std::move(ic.value());
     c.ic_frames_per_slot = ic_frames_per_slot(*c.ic, c.nodes);
+    // Its round data shares every slot with the engine's frames.
+    n.aux_frames = static_cast<int>(std::min<size_t>(c.ic_frames_per_slot, INT32_MAX));
+    if (auto b = n.validate_budget(); !b) return Error{path + ": " + b.error().message + " ([ic] adds " +
+                                                       std::to_string(n.aux_frames) + " frames per slot)"};
   }
   return c;
 }

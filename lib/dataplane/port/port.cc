@@ -1,8 +1,16 @@
 #include "dataplane/port/port.h"
 
+#include <net/if.h>
+#include <rte_bus.h>
+#include <rte_dev.h>
+#include <rte_devargs.h>
 #include <rte_ethdev.h>
 #include <rte_mbuf_dyn.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <cstdio>
 #include <cstring>
 
 namespace tob::dataplane {
@@ -15,6 +23,34 @@ std::string mac_text(const rte_ether_addr& a) {
   Mac m;
   std::memcpy(m.data(), a.addr_bytes, 6);
   return format_mac(m);
+}
+
+// The MTU of a kernel interface (in the daemon's network namespace), 0 when unknown.
+int kernel_mtu(const char* iface) {
+  const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return 0;
+  ifreq req{};
+  std::snprintf(req.ifr_name, sizeof req.ifr_name, "%s", iface);
+  const int rc = ::ioctl(fd, SIOCGIFMTU, &req);
+  ::close(fd);
+  return rc == 0 ? req.ifr_mtu : 0;
+}
+
+PortFrameFacts frame_facts(uint16_t port_id, const rte_eth_dev_info& info) {
+  PortFrameFacts f;
+  f.ethdev_max_rx_pktlen = info.max_rx_pktlen;
+  char name[IF_NAMESIZE] = {};
+  if (info.if_index != 0 && if_indextoname(info.if_index, name) != nullptr) {
+    f.kernel_iface = name;
+    f.kernel_mtu = kernel_mtu(name);
+  }
+  const std::string driver = info.driver_name != nullptr ? info.driver_name : "";
+  if (driver == "net_af_packet") {
+    const rte_devargs* da = info.device != nullptr ? rte_dev_devargs(info.device) : nullptr;
+    f.af_packet_framesz = af_packet_framesz_of(da != nullptr && da->args != nullptr ? da->args : "");
+  }
+  f.port = "port " + std::to_string(port_id) + " (" + driver + (f.kernel_iface.empty() ? "" : " on " + f.kernel_iface) + ")";
+  return f;
 }
 
 }  // namespace
@@ -45,11 +81,13 @@ core::Result<PortInfo> probe_port(uint16_t port_id) {
   rte_ether_addr a{};
   if (rte_eth_macaddr_get(port_id, &a) == 0) p.mac = mac_text(a);
   rte_eth_dev_get_mtu(port_id, &p.mtu);
+  p.frame = frame_facts(port_id, info);
   return p;
 }
 
 core::Result<PortSetup> start_port(uint16_t port_id, const PortProfile& profile, rte_mempool* pool,
-                                   const Mac& node_mac, size_t frame_bytes, bool launch_time) {
+                                   const Mac& node_mac, const PortFrameFacts& frame, size_t ether_bytes,
+                                   size_t frame_bytes, bool launch_time) {
   const std::string port = "port " + std::to_string(port_id) + ": ";
   rte_eth_dev_info info{};
   if (int rc = rte_eth_dev_info_get(port_id, &info); rc != 0) return core::Error{port + "device info: " + why(rc)};
@@ -58,12 +96,16 @@ core::Result<PortSetup> start_port(uint16_t port_id, const PortProfile& profile,
   if (int rc = rte_eth_dev_configure(port_id, 1, 1, &conf); rc != 0)
     return core::Error{port + "configure (1 RX, 1 TX queue" + (launch_time ? ", launch time" : "") + "): " + why(rc)};
 
-  // The frame (TOB payload) must fit the MTU; raise it when the profile allows.
+  // The frame (TOB payload) must fit the MTU; raise it when the profile allows. A kernel
+  // interface's port with frames above ethdev's maximum: the kernel MTU, checked, not set.
+  if (auto misfit = frame_misfit(frame, ether_bytes, frame_bytes)) return core::Error{*misfit};
   uint16_t mtu = 0;
   rte_eth_dev_get_mtu(port_id, &mtu);
   const auto need = static_cast<uint16_t>(frame_bytes);
   const uint16_t want = profile.mtu != 0 ? profile.mtu : (mtu < need ? need : 0);
-  if (want != 0 && want != mtu) {
+  if (kernel_mtu_governs(frame, frame_bytes)) {
+    mtu = 0;  // ethdev's answer (1500 on af_packet) is not the port's; frame_misfit checked the kernel's
+  } else if (want != 0 && want != mtu) {
     if (int rc = rte_eth_dev_set_mtu(port_id, want); rc != 0 && want >= need)
       return core::Error{port + "set MTU " + std::to_string(want) + " (frames of " + std::to_string(need) +
                          " bytes need it): " + why(rc)};

@@ -11,6 +11,7 @@
 
 #include "core/result.h"
 #include "dataplane/config/cluster_config.h"
+#include "dataplane/port/port_frame.h"
 #include "dataplane/port/port_profile.h"
 
 namespace tob::dataplane {
@@ -22,6 +23,7 @@ struct PortInfo {
   bool rx_timestamp = false;    // the port offers RX timestamps
   bool read_clock = false;      // rte_eth_read_clock works (needed to map TSC to the NIC clock)
   uint16_t mtu = 0;
+  PortFrameFacts frame;         // how large a frame it carries (profile_frame_max: the daemon's)
 };
 
 // Which ports exist and what the chosen one offers. Before configuration.
@@ -37,8 +39,12 @@ struct PortSetup {
   bool mac_set = false;         // the node's MAC is the port's address now
 };
 
+// `frame` (PortInfo::frame with the profile's maximum) decides how the frame size is checked:
+// through ethdev's MTU, or (a kernel interface's port, frames above ethdev's maximum) against
+// the kernel MTU without calling rte_eth_dev_set_mtu (port_frame.h).
 core::Result<PortSetup> start_port(uint16_t port_id, const PortProfile& profile, rte_mempool* pool,
-                                   const Mac& node_mac, size_t frame_bytes, bool launch_time);
+                                   const Mac& node_mac, const PortFrameFacts& frame, size_t ether_bytes,
+                                   size_t frame_bytes, bool launch_time);
 void stop_port(uint16_t port_id);
 
 }  // namespace tob::dataplane

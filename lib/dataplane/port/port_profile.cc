@@ -28,7 +28,7 @@ struct CfgCloser {
 };
 
 const std::set<std::string_view> kProfileKeys = {"driver", "description", "vdev"};
-const std::set<std::string_view> kPortKeys = {"rx_desc", "tx_desc", "rx_burst", "allmulticast", "promiscuous", "mtu"};
+const std::set<std::string_view> kPortKeys = {"rx_desc", "tx_desc", "rx_burst", "allmulticast", "promiscuous", "mtu", "frame_bytes_max"};
 const std::set<std::string_view> kTimingKeys = {"tx_method", "launch_time", "rx_hw_timestamp"};
 
 struct Ctx {
@@ -103,6 +103,7 @@ core::Result<PortProfile> load_port_profile(const std::string& path) {
   TRY(tx_desc, number(c, "port", "tx_desc", 64, 32768, p.tx_desc));
   TRY(rx_burst, number(c, "port", "rx_burst", 1, 512, p.rx_burst));
   TRY(mtu, number(c, "port", "mtu", 0, 9600, p.mtu));
+  TRY(frame_max, number(c, "port", "frame_bytes_max", 0, 9000, p.frame_bytes_max));
   TRY(allmulti, boolean(c, "port", "allmulticast", p.allmulticast));
   TRY(promisc, boolean(c, "port", "promiscuous", p.promiscuous));
   TRY(launch, boolean(c, "timing", "launch_time", p.launch_time));
@@ -111,6 +112,7 @@ core::Result<PortProfile> load_port_profile(const std::string& path) {
   p.tx_desc = tx_desc;
   p.rx_burst = rx_burst;
   p.mtu = mtu;
+  p.frame_bytes_max = frame_max;
   p.allmulticast = allmulti;
   p.promiscuous = promisc;
   p.launch_time = launch;

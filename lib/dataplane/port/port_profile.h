@@ -4,7 +4,8 @@
 //
 //   [profile] driver (rte_eth_dev_info driver name, required), description, vdev (EAL --vdev
 //             template for scripts, {iface} is replaced)
-//   [port]    rx_desc, tx_desc, rx_burst, allmulticast, promiscuous, mtu
+//   [port]    rx_desc, tx_desc, rx_burst, allmulticast, promiscuous, mtu, frame_bytes_max (the
+//             largest [limits] frame_bytes this family carries; 0: what the port reports)
 //   [timing]  tx_method (auto|spin|sleep|hybrid|nic: used when --tx-method auto),
 //             launch_time (the family offers RTE_ETH_TX_OFFLOAD_SEND_ON_TIMESTAMP),
 //             rx_hw_timestamp (the family offers RTE_ETH_RX_OFFLOAD_TIMESTAMP)
@@ -31,6 +32,7 @@ struct PortProfile {
   bool allmulticast = true;
   bool promiscuous = false;
   uint16_t mtu = 0;          // 0: leave the port's MTU
+  uint16_t frame_bytes_max = 0;  // largest [limits] frame_bytes; 0: the port's own limits only
   TxMethod tx_method = TxMethod::automatic;
   bool launch_time = false;
   bool rx_hw_timestamp = false;

@@ -1,0 +1,68 @@
+#include "core/segments.h"
+
+#include <cstring>
+
+#include "core/crc32c.h"
+#include "core/result.h"
+
+namespace tob::core {
+
+Reassembly::Reassembly(size_t segments_max, size_t segment_bytes_max)
+    : segments_max_(segments_max),
+      stride_(segment_bytes_max),
+      bytes_store_(segments_max * segment_bytes_max),
+      len_(segments_max, 0),
+      have_((segments_max + 63) / 64, 0) {
+  TOB_ASSERT(segments_max >= 1 && segments_max <= UINT16_MAX);
+}
+
+void Reassembly::reset(int64_t cycle) {
+  cycle_ = cycle;
+  count_ = 0;
+  have_n_ = 0;
+  bytes_ = 0;
+  msgs_ = 0;
+  crc_ = 0;
+  complete_ = false;
+  poisoned_ = false;
+  for (uint64_t& w : have_) w = 0;
+}
+
+Reassembly::Add Reassembly::add(int64_t cycle, uint16_t index, uint16_t count, std::span<const uint8_t> body) {
+  if (cycle != cycle_) reset(cycle);
+  if (poisoned_) return Add::malformed;
+  if (complete_) {
+    // What it acted on stands: a later copy is a duplicate, anything else only this frame's fault.
+    return count == count_ && index < count_ ? Add::duplicate : Add::malformed;
+  }
+  uint16_t entries = 0;
+  const bool bad = count == 0 || count > segments_max_ || index >= count || (count_ != 0 && count != count_) ||
+                   body.size() > stride_ || !validate_batch(body, &entries);
+  if (bad) {
+    poisoned_ = true;  // one sender's slot: a segment that cannot belong to it spoils the batch
+    return Add::malformed;
+  }
+  uint64_t& word = have_[index / 64];
+  const uint64_t bit = uint64_t{1} << (index % 64);
+  if ((word & bit) != 0) return Add::duplicate;
+  count_ = count;
+  word |= bit;
+  ++have_n_;
+  len_[index] = static_cast<uint32_t>(body.size());
+  std::memcpy(bytes_store_.data() + static_cast<size_t>(index) * stride_, body.data(), body.size());
+  bytes_ += body.size();
+  msgs_ += entries;
+  if (have_n_ < count_) return Add::fresh;
+  uint32_t crc = 0;
+  for (uint16_t j = 0; j < count_; ++j) crc = crc32c(segment(j), crc);
+  crc_ = crc;
+  complete_ = true;
+  return Add::complete;
+}
+
+std::span<const uint8_t> Reassembly::segment(uint16_t j) const {
+  TOB_ASSERT(j < count_);
+  return {bytes_store_.data() + static_cast<size_t>(j) * stride_, len_[j]};
+}
+
+}  // namespace tob::core

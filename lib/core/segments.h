@@ -1,0 +1,78 @@
+// A slot's batch carried in several frames (docs/plans/throughput.md §7.2-7.3): the sender cuts
+// its batch into segments, each a self-contained application batch section (whole entries,
+// docs/wire-format.md section 1) in a frame whose header numbers it (segment index of count).
+// A receiver puts the segments of one (sender, cycle) back together here and takes the batch
+// only when every segment is there: a batch with a segment missing is the sender's omission at
+// that receiver, exactly as a missing single frame is (send-twice applies per segment: the
+// second copy of a segment is a duplicate once the first arrived).
+//
+// Storage is fixed at construction (segments_max x segment_bytes_max, one stride per segment):
+// no allocation while frames arrive. The messages of the batch are the segments' entries in
+// segment order, then entry order.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "core/batch.h"
+
+namespace tob::core {
+
+class Reassembly {
+ public:
+  enum class Add : uint8_t {
+    fresh,      // a segment not seen before; the batch is not complete yet
+    duplicate,  // this segment is already here (a second copy)
+    complete,   // this segment completed the batch (reported once)
+    malformed,  // index or count out of range, a count unlike the others, a bad body: the batch
+                // of this cycle never completes (once complete, it stays complete)
+  };
+
+  Reassembly(size_t segments_max, size_t segment_bytes_max);
+
+  // A segment of `cycle`'s batch. A cycle other than the current one starts that cycle afresh
+  // (the caller routes by cycle; what it held of another cycle is dropped).
+  Add add(int64_t cycle, uint16_t index, uint16_t count, std::span<const uint8_t> body);
+  // Forget everything (the sender's slot begins anew).
+  void reset(int64_t cycle);
+
+  int64_t cycle() const { return cycle_; }
+  bool complete() const { return complete_; }
+  bool poisoned() const { return poisoned_; }
+  uint16_t count() const { return count_; }
+  uint16_t have() const { return have_n_; }
+  size_t bytes() const { return bytes_; }       // batch bodies, all segments
+  uint32_t messages() const { return msgs_; }
+  // CRC32C of the segment bodies in index order (= the CRC of their concatenation); complete only.
+  uint32_t crc() const { return crc_; }
+  // The body of segment j (complete batches; j < count()).
+  std::span<const uint8_t> segment(uint16_t j) const;
+
+  // Every message of a complete batch, in segment then entry order.
+  template <class F>
+  void for_each_message(F&& f) const {
+    for (uint16_t j = 0; j < count_; ++j) {
+      BatchReader r(segment(j));
+      for (AppMessage m; r.next(m);) f(m);
+    }
+  }
+
+ private:
+  size_t segments_max_;
+  size_t stride_;
+  std::vector<uint8_t> bytes_store_;
+  std::vector<uint32_t> len_;
+  std::vector<uint64_t> have_;  // bitmap over segment indexes
+  int64_t cycle_ = INT64_MIN;
+  uint16_t count_ = 0;
+  uint16_t have_n_ = 0;
+  size_t bytes_ = 0;
+  uint32_t msgs_ = 0;
+  uint32_t crc_ = 0;
+  bool complete_ = false;
+  bool poisoned_ = false;
+};
+
+}  // namespace tob::core
