@@ -3,6 +3,7 @@
 // (noise.*) is a separate DPDK primary with its own port.
 #include <rte_eal.h>
 #include <rte_errno.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <csignal>
@@ -44,6 +45,29 @@ int run_client(const LoadOptions& o) {
   return written ? 0 : 1;
 }
 
+// EAL pins a process's main lcore to the first CPU of its core list: without -l, -c or --lcores
+// every load client of a machine would share CPU 0, beside a daemon's lcore that preempts them
+// (docs/architecture.md "Dataplane"). Unless the caller chose, the client's one lcore floats
+// over the CPUs it may run on, as an ordinary process does.
+std::string floating_lcore_arg() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return {};
+  std::string cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &set)) cpus += (cpus.empty() ? "" : ",") + std::to_string(c);
+  return cpus.empty() ? std::string() : "--lcores=0@(" + cpus + ")";
+}
+
+bool names_cores(int split, char** argv) {
+  for (int i = 1; i < split; ++i) {
+    const std::string a = argv[i];
+    if (a == "-l" || a == "-c" || a.rfind("--lcores", 0) == 0 || a.rfind("-l", 0) == 0 || a.rfind("-c", 0) == 0)
+      return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -67,7 +91,10 @@ int main(int argc, char** argv) {
     std::fputs(tob::load::load_help(argv[0]).c_str(), stdout);
     return 0;
   }
-  if (rte_eal_init(split, argv) < 0) {
+  std::vector<char*> eal(argv, argv + split);
+  std::string lcores = names_cores(split, argv) ? std::string() : floating_lcore_arg();
+  if (!lcores.empty()) eal.push_back(lcores.data());
+  if (rte_eal_init(static_cast<int>(eal.size()), eal.data()) < 0) {
     std::fprintf(stderr, "dpdk-tob-load: EAL initialisation failed: %s\n", rte_strerror(rte_errno));
     return 1;
   }
