@@ -7,6 +7,7 @@ the slot frames each node sent per second, and the submit-to-delivery latency at
 
     throughput_sweep.py [--rates 25,100,...] [--sizes 64,1024] [--seconds S] [--cycle-ns C]
                         [--orders mars,otfp] [--series NAME] [--frame-bytes B] [--batch-msgs M]
+                        [--rate-mbps R]
 
 One line per step (others read it):
     ENGINE: offered X/s -> delivered Y/s, latency p50 A ms p99 B ms max C ms, refused N, size S B, M MB/s, F frames/s per node
@@ -105,6 +106,9 @@ def main() -> int:
                     help="[limits] frame_bytes; above 1500 the veths get MTU 9000 and the af_packet_jumbo profile "
                          "(docs/operations.md \"Jumbo frames\"); 0: the default 1500")
     ap.add_argument("--batch-msgs", type=int, default=0, help="[limits] batch_msgs (0: the default 64)")
+    ap.add_argument("--rate-mbps", type=int, default=0,
+                    help="[timing] rate_mbps: slots carry as many frames as their airtime allows (mars: its batch in "
+                         "segments; docs/configuration.md \"The slot budget\"); 0: one frame per copy")
     ap.add_argument("--out", default="/tmp/dpdk-tob-throughput")
     args = ap.parse_args()
     try:
@@ -115,6 +119,8 @@ def main() -> int:
         ap.error("--frame-bytes: 64..9000")
     if args.batch_msgs and not 1 <= args.batch_msgs <= 4096:
         ap.error("--batch-msgs: 1..4096")
+    if not 0 <= args.rate_mbps <= 400_000:
+        ap.error("--rate-mbps: 0..400000")
     if any(not 24 <= x <= 1024 for x in args.size_list):
         ap.error("--sizes: every size must be within 24..1024 bytes (dpdk-tob-load's message and the payload limit)")
     out = Path(args.out)
@@ -132,6 +138,9 @@ def main() -> int:
             env.update(TOB_FRAME_BYTES=str(args.frame_bytes), TOB_MTU="9000" if args.frame_bytes > 1500 else "1500")
         if args.batch_msgs:
             env["TOB_BATCH_MSGS"] = str(args.batch_msgs)
+        if args.rate_mbps:
+            extra = os.environ.get("TOB_CONFIG_EXTRA", "")
+            env["TOB_CONFIG_EXTRA"] = (extra + "\\n" if extra else "") + f"rate_mbps = {args.rate_mbps}"
         if sweep(env, args, out, rows, sweep_path) != 0:
             return 1
     print(f"appended to {sweep_path}; plot with: /usr/bin/python3 scripts/plot.py throughput {out}")

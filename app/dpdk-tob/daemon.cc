@@ -73,7 +73,10 @@ struct RingSizes {
 // count one more per slot for otfp's retransmission frame.
 RingSizes ring_sizes(const core::NodeConfig& n, size_t ic_frames) {
   const auto nodes = static_cast<uint64_t>(n.schedule.slots.size());
-  const auto copies = static_cast<uint64_t>(n.schedule.sends_per_slot) + 1 + ic_frames;
+  // A node's frames per cycle: its copies of every segment, a retransmission frame, IC frames.
+  int segments = 1;
+  for (size_t k = 0; k < n.schedule.slots.size(); ++k) segments = std::max(segments, n.frames_per_copy(static_cast<core::NodeId>(k)));
+  const auto copies = static_cast<uint64_t>(n.schedule.sends_per_slot) * static_cast<uint64_t>(segments) + 1 + ic_frames;
   const double cycles_per_s = 1e9 / static_cast<double>(n.schedule.cycle_ns);
   const auto per = [&](double seconds, uint64_t per_cycle) {
     return static_cast<uint64_t>(std::ceil(seconds * cycles_per_s + 1)) * per_cycle;
@@ -450,8 +453,12 @@ void Daemon::print_start_report() const {
     const core::WireBudget wire{node_config_.rate_mbps, node_config_.frame_bytes_max, node_config_.aux_frames,
                                 node_config_.slot_frames_max};
     if (auto b = core::slot_budget(node_config_.schedule, self_, wire))
-      std::printf("dpdk-tob: slot budget at %" PRId64 " Mbit/s: %s; the engine sends 1 frame per copy\n",
-                  node_config_.rate_mbps, core::describe(b.value(), self_, node_config_.schedule.sends_per_slot).c_str());
+      std::printf("dpdk-tob: slot budget at %" PRId64 " Mbit/s: %s; %s\n", node_config_.rate_mbps,
+                  core::describe(b.value(), self_, node_config_.schedule.sends_per_slot).c_str(),
+                  cfg.order == core::Order::mars
+                      ? ("mars sends its batch in up to " + std::to_string(node_config_.frames_per_copy(self_)) +
+                         " segments per copy").c_str()
+                      : "otfp sends 1 frame per copy");
   }
   // The own slot's airtime at the port's link speed (an upper bound: every frame full size, with
   // preamble, FCS and gap): the engine's copies, the retransmission frame and the IC frames.

@@ -1,5 +1,6 @@
 // tob-sim: runs a whole dpdk-tob cluster in one thread on virtual time from a seed and checks
 // the protocol's properties. Exit 0 only when every property held on every seed run.
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cinttypes>
@@ -51,6 +52,12 @@ cluster
   --seed S                random seed (default 1)
   --seeds K               run K seeds S, S+1, ... and report each failing one (default 1)
   --batch N               messages per slot (default 64)
+  --frame BYTES           [limits] frame_bytes, 128..9000 (default 1500); the largest payload
+                          becomes frame - 84 when that is below 1024
+  --rate-mbps R           the ports' rate: a slot carries as many frames per copy as its
+                          airtime allows and mars sends its batch in that many segments
+                          (docs/configuration.md "The slot budget"; default 0: one frame)
+  --slot-frames F         at most F frames per copy (default 0: the budget's)
   --two-member-wait C     cycles a two-member membership waits (default 8)
 network (per link and frame copy)
   --delay-ns NS           one-way delay (default 20000)
@@ -222,6 +229,11 @@ Options parse(int argc, char** argv) {
     else if (flag == "--seed") s.seed = static_cast<uint64_t>(parse_int(f, v, 0, INT64_MAX));
     else if (flag == "--seeds") o.seeds = static_cast<uint64_t>(parse_int(f, v, 1, 100'000'000));
     else if (flag == "--batch") s.node_template.batch_msgs_max = static_cast<size_t>(parse_int(f, v, 1, 4096));
+    else if (flag == "--frame") {
+      s.node_template.frame_bytes_max = static_cast<size_t>(parse_int(f, v, 128, 9000));
+      s.node_template.payload_bytes_max = std::min<size_t>(1024, s.node_template.frame_bytes_max - 84);
+    } else if (flag == "--rate-mbps") s.node_template.rate_mbps = parse_int(f, v, 0, 400'000);
+    else if (flag == "--slot-frames") s.node_template.slot_frames_max = static_cast<int>(parse_int(f, v, 0, 4096));
     else if (flag == "--two-member-wait") s.node_template.two_member_wait_cycles = static_cast<int>(parse_int(f, v, 1, 1'000'000));
     else if (flag == "--delay-ns") s.delay_ns = parse_int(f, v, 0, 1'000'000'000);
     else if (flag == "--jitter-ns") s.jitter_ns = parse_int(f, v, 0, 1'000'000'000);

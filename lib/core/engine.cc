@@ -2,6 +2,7 @@
 
 #include "core/slot_budget.h"
 
+#include <algorithm>
 #include <string>
 
 namespace tob::core {
@@ -98,6 +99,12 @@ Result<bool> NodeConfig::validate() const {
   if (kappa < 1 || kappa > 16) return Error{"kappa must be 1..16 cycles"};
   if (otfp_window < 4 || otfp_window > 64) return Error{"the otfp window must be 4..64 instances"};
   return validate_budget();
+}
+
+int NodeConfig::frames_per_copy(NodeId k) const {
+  const auto b = slot_budget(schedule, k, {rate_mbps, frame_bytes_max, aux_frames, slot_frames_max});
+  TOB_ASSERT(b.ok());  // validate() checked every node
+  return static_cast<int>(std::clamp<size_t>(static_cast<size_t>(b.value().frames_per_copy), 1, batch_msgs_max));
 }
 
 Result<bool> NodeConfig::validate_budget() const {

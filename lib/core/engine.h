@@ -51,6 +51,9 @@ struct NodeConfig {
   Result<bool> validate() const;
   // Every node's slot carries its frames at rate_mbps (core/slot_budget.h); part of validate().
   Result<bool> validate_budget() const;
+  // Frames per copy node k's slot uses at most (a valid config): its budget, and no more
+  // segments than messages (batch_msgs_max). 1 without rate_mbps.
+  int frames_per_copy(NodeId k) const;
 };
 
 enum class Reason : uint8_t {

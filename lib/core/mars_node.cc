@@ -23,6 +23,8 @@ constexpr int kDecidingMembersMin = 3;
 constexpr int kTwoMembers = 2;
 // Header, trailer, membership section and the batch section's header.
 constexpr size_t kFrameOverhead = kMinFrameBytes + 2 * kSectionHeaderBytes + kMembershipBodyBytes;
+// The batch of a segment without an app_batch section: no messages.
+constexpr uint8_t kEmptyBatch[kBatchHeaderBytes] = {};
 
 }  // namespace
 
@@ -40,16 +42,24 @@ MarsNode::MarsNode(const NodeConfig& config, Schedule sched)
       n_(sched_.node_count()),
       queue_(config.queue_msgs_max, config.queue_bytes_max, config.payload_bytes_max) {
   if (config_.stall_limit_ns == 0) config_.stall_limit_ns = sched_.cycle_ns();
-  batch_bytes_max_ = config_.frame_bytes_max - kFrameOverhead;
-  message_bytes_.resize(static_cast<size_t>(n_) * kMessageSlots * batch_bytes_max_);
+  seg_room_ = config_.frame_bytes_max - kFrameOverhead;
+  // Frames per copy of each node's slot (validate() checked every budget). A segment carries at
+  // least one message, so a slot never needs more segments than messages.
+  for (NodeId k = 0; k < n_; ++k) frames_per_copy_[k] = static_cast<uint16_t>(config_.frames_per_copy(k));
+  held_.reserve(static_cast<size_t>(n_) * kMessageSlots);
+  for (NodeId k = 0; k < n_; ++k)
+    for (int i = 0; i < kMessageSlots; ++i) held_.emplace_back(frames_per_copy_[k], seg_room_);
+  const size_t own_frames = frames_per_copy_[self_];
+  seg_scratch_.resize(own_frames * seg_room_);
+  seg_len_.resize(own_frames);
   next_msg_id_ = config_.first_msg_id;
   const auto copies = static_cast<size_t>(sched_.sends_per_slot());
-  tx_bytes_.resize(2 * copies * config_.frame_bytes_max);
+  tx_bytes_.resize(2 * copies * own_frames * config_.frame_bytes_max);
   // Bounded work per call: turns processed in one call are limited by the stall limit.
   const int64_t cycles_per_call = config_.stall_limit_ns / sched_.cycle_ns() + 2;
   const auto turns = static_cast<size_t>(cycles_per_call) * static_cast<size_t>(n_);
   deliveries_max_ = turns * config_.batch_msgs_max;
-  actions_.tx.reserve(2 * copies * static_cast<size_t>(cycles_per_call));
+  actions_.tx.reserve(2 * copies * own_frames * static_cast<size_t>(cycles_per_call));
   actions_.deliveries.reserve(deliveries_max_);
   actions_.events.reserve(turns * 2 + 8);
   actions_.undelivered.reserve(2 * config_.batch_msgs_max);
@@ -311,10 +321,8 @@ void MarsNode::receiver_omission_check(const Turn& t) {
     shutdown(t, Reason::receiver_omission);
 }
 
-std::span<uint8_t> MarsNode::message_buffer(NodeId n, int64_t cycle) {
-  const auto idx = static_cast<size_t>(cycle % kMessageSlots);
-  const size_t off = (static_cast<size_t>(n) * kMessageSlots + idx) * batch_bytes_max_;
-  return {message_bytes_.data() + off, batch_bytes_max_};
+Reassembly& MarsNode::held(NodeId n, int64_t cycle) {
+  return held_[static_cast<size_t>(n) * kMessageSlots + static_cast<size_t>(cycle % kMessageSlots)];
 }
 
 const MarsNode::Message* MarsNode::message_of(NodeId n, int64_t cycle) const {
@@ -327,13 +335,12 @@ void MarsNode::deliver_message(const Turn& t, NodeId n) {
   const Message* m = message_of(n, t.cycle - 1);
   if (m == nullptr || m->count == 0) return;
   const auto idx = static_cast<size_t>(m->cycle % kMessageSlots);
-  BatchReader reader(message_buffer(n, m->cycle).first(m->bytes));
   TOB_ASSERT(actions_.deliveries.size() + m->count <= deliveries_max_);
-  for (AppMessage am; reader.next(am);) {
-    // Release: the end of the cycle of the delivering membership point (every node delivered it).
+  // Release: the end of the cycle of the delivering membership point (every node delivered it).
+  held(n, m->cycle).for_each_message([&](const AppMessage& am) {
     actions_.deliveries.push_back({n, m->cycle, t.seq, t.membership_point_ns, am.msg_id, am.submit_ns, am.client,
                                    am.payload, sched_.cycle_start_ns(t.cycle + 1)});
-  }
+  });
   counters_.msgs_delivered += m->count;
   if (n == self_) {
     TOB_ASSERT(queue_.in_flight() == m->count);
@@ -352,11 +359,10 @@ void MarsNode::discard_message(const Turn& t, NodeId n, Reason why) {
   // discards it alike (nobody delivered it); when the node failed, others may have delivered
   // it. Either way the node does not send it again: under divergent views (outside the
   // fault hypothesis) a second send could be delivered twice.
-  BatchReader reader(message_buffer(n, m->cycle).first(m->bytes));
-  for (AppMessage am; reader.next(am);) {
+  held(n, m->cycle).for_each_message([&](const AppMessage& am) {
     TOB_ASSERT(actions_.undelivered.size() < actions_.undelivered.capacity());
     actions_.undelivered.push_back({am.msg_id, am.client, m->cycle, why});
-  }
+  });
   counters_.msgs_undelivered += m->count;
   queue_.ack_in_flight(m->count);
   messages_[n][idx].count = 0;  // decided once
@@ -425,23 +431,8 @@ void MarsNode::emit(EventKind k, NodeId n, Reason r, const Turn& t) {
 
 void MarsNode::transmit(const Turn& t) {
   const bool member = state_ == SelfState::member;
-  // Own batch first, straight into this node's message buffer (delivered from there).
-  Message& own = messages_[self_][static_cast<size_t>(t.cycle % kMessageSlots)];
-  own = {t.cycle, 0, 0};
-  std::span<uint8_t> own_buf = message_buffer(self_, t.cycle);
-  TOB_ASSERT(queue_.in_flight() == 0);  // the previous own batch was decided at this turn
-  if (member && member_count_ >= kDecidingMembersMin && queue_.has_unsent()) {
-    BatchWriter bw(own_buf);
-    size_t taken = 0;
-    while (queue_.has_unsent() && taken < config_.batch_msgs_max) {
-      if (!bw.add(queue_.next_unsent())) break;
-      queue_.mark_sent();
-      ++taken;
-    }
-    own.bytes = bw.finish();
-    own.count = bw.count();
-    counters_.msgs_sent += own.count;
-  }
+  const uint16_t segments = build_own_batch(t, member);
+  const Reassembly& own = held(self_, t.cycle);
 
   const uint64_t view_vector = received_ | bit(self_);
   rows_[self_] = {true, t.seq, view_vector, members_, member, stage_[self_], suspicion_, true};
@@ -451,31 +442,73 @@ void MarsNode::transmit(const Turn& t) {
   h.cluster_id = config_.cluster_id;
   h.sender = self_;
   h.cycle = static_cast<uint64_t>(t.cycle);
+  h.segment_count = segments;
   h.view_vector = view_vector;
   h.stage = member ? Stage::member : Stage::active;
   h.suspected = suspicion_;
   suspicion_ = kNoNode;  // carried once; resolved at the next membership point
 
+  // Copy-major: every segment of copy 0 at its instant, then copy 1's (send-twice per segment).
   const auto copies = static_cast<size_t>(sched_.sends_per_slot());
+  const size_t frames = frames_per_copy_[self_];
   for (size_t copy = 0; copy < copies; ++copy) {
-    const size_t off = (static_cast<size_t>(tx_turn_) * copies + copy) * config_.frame_bytes_max;
-    std::span<uint8_t> buf(tx_bytes_.data() + off, config_.frame_bytes_max);
-    h.flags = copy == 0 ? 0 : kFlagSecondCopy;
-    FrameWriter w(buf);
-    w.begin(h);
-    if (member) {
-      uint8_t body[kMembershipBodyBytes];
-      store_be64(body, members_);
-      w.add_section(SectionType::membership, 0, body);
+    const int64_t at = sched_.transmit_ns(t.cycle, self_, static_cast<int>(copy));
+    for (uint16_t j = 0; j < segments; ++j) {
+      const size_t off = ((static_cast<size_t>(tx_turn_) * copies + copy) * frames + j) * config_.frame_bytes_max;
+      std::span<uint8_t> buf(tx_bytes_.data() + off, config_.frame_bytes_max);
+      h.flags = copy == 0 ? 0 : kFlagSecondCopy;
+      h.segment_index = j;
+      FrameWriter w(buf);
+      w.begin(h);
+      if (member) {
+        uint8_t body[kMembershipBodyBytes];
+        store_be64(body, members_);
+        w.add_section(SectionType::membership, 0, body);
+      }
+      const std::span<const uint8_t> batch = own.segment(j);
+      if (batch.size() > kBatchHeaderBytes) w.add_section(SectionType::app_batch, 0, batch);
+      const size_t len = w.finish();
+      TOB_ASSERT(len > 0);  // sized in validate(): a full segment always fits
+      actions_.tx.push_back({at, t.cycle, static_cast<uint8_t>(copy), buf.first(len)});
+      ++counters_.frames_tx;
     }
-    if (own.bytes > 0) w.add_section(SectionType::app_batch, 0, own_buf.first(own.bytes));
-    const size_t len = w.finish();
-    TOB_ASSERT(len > 0);  // sized in validate(): a full batch always fits
-    actions_.tx.push_back({sched_.transmit_ns(t.cycle, self_, static_cast<int>(copy)), t.cycle,
-                           static_cast<uint8_t>(copy), buf.first(len)});
-    ++counters_.frames_tx;
   }
   tx_turn_ ^= 1;
+}
+
+// The own batch of this turn, cut into as few segments as its messages need (at most the slot's
+// frames per copy; one, perhaps empty, at least), kept in held(self, cycle) until it is decided.
+uint16_t MarsNode::build_own_batch(const Turn& t, bool member) {
+  Message& own = messages_[self_][static_cast<size_t>(t.cycle % kMessageSlots)];
+  own = {t.cycle, 0};
+  TOB_ASSERT(queue_.in_flight() == 0);  // the previous own batch was decided at this turn
+  uint16_t used = 0;
+  if (member && member_count_ >= kDecidingMembersMin && queue_.has_unsent()) {
+    size_t taken = 0;
+    while (used < frames_per_copy_[self_] && queue_.has_unsent() && taken < config_.batch_msgs_max) {
+      BatchWriter bw(std::span<uint8_t>(seg_scratch_.data() + used * seg_room_, seg_room_));
+      while (queue_.has_unsent() && taken < config_.batch_msgs_max && bw.add(queue_.next_unsent())) {
+        queue_.mark_sent();
+        ++taken;
+      }
+      seg_len_[used++] = static_cast<uint32_t>(bw.finish());
+    }
+  }
+  if (used == 0) {
+    std::memcpy(seg_scratch_.data(), kEmptyBatch, sizeof kEmptyBatch);
+    seg_len_[0] = sizeof kEmptyBatch;
+    used = 1;
+  }
+  Reassembly& r = held(self_, t.cycle);
+  r.reset(t.cycle);
+  for (uint16_t j = 0; j < used; ++j) {
+    const auto added = r.add(t.cycle, j, used, std::span<const uint8_t>(seg_scratch_.data() + j * seg_room_, seg_len_[j]));
+    TOB_ASSERT(added != Reassembly::Add::malformed && added != Reassembly::Add::duplicate);
+  }
+  TOB_ASSERT(r.complete());
+  own.count = r.messages();
+  counters_.msgs_sent += own.count;
+  return used;
 }
 
 FrameVerdict MarsNode::on_frame(const FrameView& frame, int64_t rx_ns) {
@@ -502,16 +535,16 @@ FrameVerdict MarsNode::on_frame(const FrameView& frame, int64_t rx_ns) {
   if (rows_[h.sender].valid && rows_[h.sender].seq == seq) return verdict(FrameVerdict::duplicate);
 
   // Sections this core understands; unknown ones are skipped (later versions add more).
-  std::span<const uint8_t> batch;
-  uint16_t batch_count = 0;
+  std::span<const uint8_t> batch(kEmptyBatch);
+  bool has_batch = false;
   uint64_t members = 0;
   bool has_members = false;
   SectionView s;
   for (size_t off = 0; frame.next_section(off, s);) {
     if (s.type == SectionType::app_batch) {
-      if (s.body.size() > batch_bytes_max_ || !validate_batch(s.body, &batch_count))
-        return verdict(FrameVerdict::malformed_section);
+      if (has_batch) return verdict(FrameVerdict::malformed_section);  // one batch section per segment
       batch = s.body;
+      has_batch = true;
     } else if (s.type == SectionType::membership) {
       if (s.body.size() != kMembershipBodyBytes) return verdict(FrameVerdict::malformed_section);
       members = load_be64(s.body.data());
@@ -519,14 +552,21 @@ FrameVerdict MarsNode::on_frame(const FrameView& frame, int64_t rx_ns) {
     }
   }
 
+  // The slot's batch counts once every segment is here (checked, sized and copied by the
+  // reassembly); until then the sender's frame is missing, as a lost single frame would be.
   const NodeId k = h.sender;
+  Reassembly& r = held(k, c);
+  switch (r.add(c, h.segment_index, h.segment_count, batch)) {
+    case Reassembly::Add::duplicate: return verdict(FrameVerdict::duplicate);
+    case Reassembly::Add::malformed: return verdict(FrameVerdict::malformed_section);
+    case Reassembly::Add::fresh: return verdict(FrameVerdict::accepted);
+    case Reassembly::Add::complete: break;
+  }
   const auto& seen = view_history_[static_cast<size_t>(seq) % kViewHistory];
   const bool view_agrees = !has_members || seen.first != seq || seen.second == members;
   rows_[k] = {true, seq, h.view_vector, members, has_members, h.stage, h.suspected, view_agrees};
   received_ |= bit(k);
-  Message& m = messages_[k][static_cast<size_t>(c % kMessageSlots)];
-  m = {c, batch.size(), batch_count};
-  if (!batch.empty()) std::memcpy(message_buffer(k, c).data(), batch.data(), batch.size());
+  messages_[k][static_cast<size_t>(c % kMessageSlots)] = {c, r.messages()};
 
   if (h.stage == Stage::active) {
     if (stage_[k] == Stage::member) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/engine.h"
+#include "core/segments.h"
 
 namespace tob::core {
 
@@ -57,10 +58,9 @@ class MarsNode final : public Engine {
     NodeId suspected = kNoNode;
     bool view_agrees = true;     // its member set equals ours after the turn it was sent in
   };
-  struct Message {               // the batch of one slot frame, kept until it is decided
+  struct Message {               // a slot's complete batch, kept until it is decided
     int64_t cycle = -1;
-    size_t bytes = 0;
-    uint16_t count = 0;
+    uint32_t count = 0;          // messages; 0 once decided
   };
   // A node's message is decided at its next membership point, a cycle after it was sent
   // (seed 000 §6.2.2): its last two and the one being built are held.
@@ -78,13 +78,14 @@ class MarsNode final : public Engine {
   void deliver_message(const Turn& t, NodeId n);
   void discard_message(const Turn& t, NodeId n, Reason why);
   void transmit(const Turn& t);
+  uint16_t build_own_batch(const Turn& t, bool member);
   void remove(const Turn& t, NodeId n, Reason why);
   void admit(const Turn& t, NodeId n, bool created);
   void shutdown(const Turn& t, Reason why);
   void set_members(uint64_t members);
   void emit(EventKind k, NodeId n, Reason r, const Turn& t);
   void clear_if_taken();
-  std::span<uint8_t> message_buffer(NodeId n, int64_t cycle);
+  Reassembly& held(NodeId n, int64_t cycle);
   const Message* message_of(NodeId n, int64_t cycle) const;
 
   NodeConfig config_;
@@ -113,12 +114,17 @@ class MarsNode final : public Engine {
   static_assert(kViewHistory > 2 * kMaxNodes, "a view sent a cycle ago (N turns) is still held");
   std::array<std::pair<int64_t, uint64_t>, kViewHistory> view_history_{};
   std::array<std::array<Message, kMessageSlots>, kMaxNodes> messages_{};
-  std::vector<uint8_t> message_bytes_;  // N x kMessageSlots x batch_bytes_max_
-  size_t batch_bytes_max_ = 0;
+  // A slot's batch travels in up to frames_per_copy_[n] frames (segments, core/segments.h; one
+  // without [timing] rate_mbps); each node's last kMessageSlots batches are put together here.
+  std::vector<Reassembly> held_;         // N x kMessageSlots
+  std::array<uint16_t, kMaxNodes> frames_per_copy_{};
+  size_t seg_room_ = 0;                  // batch section body of one segment
+  std::vector<uint8_t> seg_scratch_;     // the own batch's segments while they are written
+  std::vector<uint32_t> seg_len_;
 
   SubmitQueue queue_;
   uint64_t next_msg_id_ = 0;
-  std::vector<uint8_t> tx_bytes_;        // frames handed out in actions (two own turns)
+  std::vector<uint8_t> tx_bytes_;        // frames handed out in actions (two own turns, every segment)
   int tx_turn_ = 0;
 
   Actions actions_;

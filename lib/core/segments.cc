@@ -24,24 +24,18 @@ void Reassembly::reset(int64_t cycle) {
   msgs_ = 0;
   crc_ = 0;
   complete_ = false;
-  poisoned_ = false;
   for (uint64_t& w : have_) w = 0;
 }
 
 Reassembly::Add Reassembly::add(int64_t cycle, uint16_t index, uint16_t count, std::span<const uint8_t> body) {
   if (cycle != cycle_) reset(cycle);
-  if (poisoned_) return Add::malformed;
-  if (complete_) {
-    // What it acted on stands: a later copy is a duplicate, anything else only this frame's fault.
-    return count == count_ && index < count_ ? Add::duplicate : Add::malformed;
-  }
+  // A segment that cannot belong to this batch is refused alone: what was taken stands, and the
+  // batch still completes from consistent segments (as the first good copy of a single frame
+  // was taken whatever else arrived).
+  if (count == 0 || count > segments_max_ || index >= count || (count_ != 0 && count != count_)) return Add::malformed;
+  if (complete_) return Add::duplicate;  // every index below count_ is here
   uint16_t entries = 0;
-  const bool bad = count == 0 || count > segments_max_ || index >= count || (count_ != 0 && count != count_) ||
-                   body.size() > stride_ || !validate_batch(body, &entries);
-  if (bad) {
-    poisoned_ = true;  // one sender's slot: a segment that cannot belong to it spoils the batch
-    return Add::malformed;
-  }
+  if (body.size() > stride_ || !validate_batch(body, &entries)) return Add::malformed;
   uint64_t& word = have_[index / 64];
   const uint64_t bit = uint64_t{1} << (index % 64);
   if ((word & bit) != 0) return Add::duplicate;

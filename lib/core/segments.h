@@ -26,8 +26,8 @@ class Reassembly {
     fresh,      // a segment not seen before; the batch is not complete yet
     duplicate,  // this segment is already here (a second copy)
     complete,   // this segment completed the batch (reported once)
-    malformed,  // index or count out of range, a count unlike the others, a bad body: the batch
-                // of this cycle never completes (once complete, it stays complete)
+    malformed,  // index or count out of range, a count unlike the first segment's, a bad body:
+                // this frame is refused, the batch goes on from the others
   };
 
   Reassembly(size_t segments_max, size_t segment_bytes_max);
@@ -40,7 +40,6 @@ class Reassembly {
 
   int64_t cycle() const { return cycle_; }
   bool complete() const { return complete_; }
-  bool poisoned() const { return poisoned_; }
   uint16_t count() const { return count_; }
   uint16_t have() const { return have_n_; }
   size_t bytes() const { return bytes_; }       // batch bodies, all segments
@@ -72,7 +71,6 @@ class Reassembly {
   uint32_t msgs_ = 0;
   uint32_t crc_ = 0;
   bool complete_ = false;
-  bool poisoned_ = false;
 };
 
 }  // namespace tob::core

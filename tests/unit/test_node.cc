@@ -242,3 +242,73 @@ TEST_CASE("a silent member is removed by the others within two cycles") {
 }
 
 }  // namespace tob::core
+
+namespace tob::core {
+namespace {
+
+// A segment of sender's batch for `cycle`: a valid batch section with `msgs` messages.
+Built segment_frame(NodeId sender, uint64_t cycle, uint16_t index, uint16_t count, int msgs, uint8_t flags = 0) {
+  Built b;
+  b.bytes.resize(512);
+  FrameHeader h;
+  h.cluster_id = 1;
+  h.sender = sender;
+  h.cycle = cycle;
+  h.stage = Stage::active;
+  h.flags = flags;
+  h.segment_index = index;
+  h.segment_count = count;
+  std::vector<uint8_t> body(256);
+  BatchWriter bw(body);
+  const uint8_t payload[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  for (int k = 0; k < msgs; ++k) REQUIRE(bw.add({static_cast<uint64_t>(index * 10 + k), 0, 7, payload}));
+  body.resize(bw.finish());
+  FrameWriter w(b.bytes);
+  w.begin(h);
+  w.add_section(SectionType::app_batch, 0, body);
+  b.bytes.resize(w.finish());
+  return b;
+}
+
+MarsNode make_segmented(NodeId self) {
+  NodeConfig c = config(self);
+  c.frame_bytes_max = 256;
+  c.payload_bytes_max = 100;
+  c.rate_mbps = 1000;  // 250 us slots: 44 frames of 256 bytes per copy
+  auto n = MarsNode::create(c);
+  REQUIRE(n.ok());
+  return std::move(n.value());
+}
+
+}  // namespace
+
+TEST_CASE("segments of a slot's batch: each taken once, copies are duplicates, a count beyond the sender's budget is malformed") {
+  MarsNode n = make_segmented(3);
+  n.on_time(0);
+  const int64_t at = in_window(n, 0, 1);
+  CHECK(n.on_frame(segment_frame(1, 0, 1, 3, 2).view(), at) == FrameVerdict::accepted);
+  CHECK(n.on_frame(segment_frame(1, 0, 1, 3, 2, kFlagSecondCopy).view(), at + 1000) == FrameVerdict::duplicate);
+  CHECK(n.on_frame(segment_frame(1, 0, 0, 3, 3).view(), at + 2000) == FrameVerdict::accepted);
+  CHECK(n.on_frame(segment_frame(1, 0, 2, 4, 1).view(), at + 3000) == FrameVerdict::malformed_section);  // count
+  CHECK(n.on_frame(segment_frame(1, 0, 2, 3, 1).view(), at + 4000) == FrameVerdict::accepted);  // complete
+  CHECK(n.on_frame(segment_frame(1, 0, 0, 3, 3, kFlagSecondCopy).view(), at + 5000) == FrameVerdict::duplicate);
+  CHECK(n.stage_of(1) == Stage::active);  // the completed frame was taken
+  // More segments than node 2's slot can carry at 1 Gbit/s.
+  CHECK(n.on_frame(segment_frame(2, 0, 0, 45, 1).view(), in_window(n, 0, 2)) == FrameVerdict::malformed_section);
+}
+
+TEST_CASE("a partial batch is not the sender's frame: nothing of it is taken") {
+  MarsNode n = make_segmented(3);
+  n.on_time(0);
+  CHECK(n.on_frame(segment_frame(1, 0, 0, 2, 1).view(), in_window(n, 0, 1)) == FrameVerdict::accepted);
+  CHECK(n.stage_of(1) == Stage::inactive);  // its header (stage active) counts only once complete
+}
+
+TEST_CASE("without a rate a slot is one frame: a segment count above 1 is malformed") {
+  MarsNode n = make(3);
+  n.on_time(0);
+  CHECK(n.on_frame(segment_frame(1, 0, 0, 2, 1).view(), in_window(n, 0, 1)) == FrameVerdict::malformed_section);
+  CHECK(n.on_frame(segment_frame(1, 0, 0, 1, 1).view(), in_window(n, 0, 1)) == FrameVerdict::accepted);
+}
+
+}  // namespace tob::core
