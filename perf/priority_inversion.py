@@ -3,14 +3,14 @@
 shared rings and the lcores' priority.)
 
 The netns cluster (scripts/cluster.sh, mars, 50 ms cycle, lcores at SCHED_FIFO 10) with node 0's
-lcore pinned to CPU 0 and one dpdk-tob-load on node 0, also pinned to CPU 0, submitting as fast as
-it can for --seconds: it meets backpressure all the time. A client preempted by the daemon inside
+lcore pinned to CPU 0 and --clients dpdk-tob-load on node 0, also pinned to CPU 0, submitting as fast as
+they can for --seconds: it meets backpressure all the time. A client preempted by the daemon inside
 a multi-producer put into a pool the daemon also puts into leaves the daemon spinning on CPU 0
 until the kernel's RT throttling lets the client finish (about 1 s); the daemon then misses its
 turns (a scheduling-delay self-shutdown) and the client sees its heartbeat go stale
 (TOB_ENODAEMON). Prints one line:
 
-    priority inversion: node 0 turn lateness max X ms, scheduling-delay shutdowns N, client error E (S submitted, R refused)
+    priority inversion: node 0 turn lateness max X ms, scheduling-delay shutdowns N, client errors [E...] (...)
 
 --build-dir runs another build (e.g. one from before the fix) for a before/after comparison.
 """
@@ -35,10 +35,13 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seconds", type=float, default=30, help="how long the client saturates (1..600)")
     ap.add_argument("--build-dir", default=os.environ.get("TOB_BUILD_DIR", str(REPO / "build")))
+    ap.add_argument("--clients", type=int, default=4, help="saturating clients on node 0, all on CPU 0 (1..8)")
     ap.add_argument("--out", default="/tmp/dpdk-tob-inversion")
     args = ap.parse_args()
     if not 1 <= args.seconds <= 600:
         ap.error("--seconds: 1..600")
+    if not 1 <= args.clients <= 8:
+        ap.error("--clients: 1..8")
     build = Path(args.build_dir)
     load = build / "app/dpdk-tob-load/dpdk-tob-load"
     if not load.exists():
@@ -55,25 +58,31 @@ def main() -> int:
                                     for k in range(NODES)), 60):
             print("priority_inversion: the cluster did not form", file=sys.stderr)
             return 1
-        summary = out / "client.json"
-        summary.unlink(missing_ok=True)
-        cmd = ["ip", "netns", "exec", "tob-n0", str(load), "--proc-type=secondary", "--file-prefix=tob-node0",
-               "--no-pci", "--lcores=0@0", "--log-level=lib.eal:error", "--", "--cluster", "netns", "--saturate",
-               "--size", "64", "--duration", str(args.seconds), "--drain", "2", "--progress", "0",
-               "--summary", str(summary)]
+        summaries = [out / f"client{i}.json" for i in range(args.clients)]
+        for f in summaries:
+            f.unlink(missing_ok=True)
         t0 = time.clock_gettime_ns(time.CLOCK_TAI)
-        p = subprocess.run(cmd, text=True, capture_output=True, timeout=args.seconds + 120)
+        procs = []
+        for i, f in enumerate(summaries):
+            cmd = ["ip", "netns", "exec", "tob-n0", str(load), "--proc-type=secondary", "--file-prefix=tob-node0",
+                   "--no-pci", "--lcores=0@0", "--log-level=lib.eal:error", "--", "--cluster", "netns", "--saturate",
+                   "--size", "64", "--seed", str(i + 1), "--duration", str(args.seconds), "--drain", "2",
+                   "--progress", "0", "--summary", str(f)]
+            procs.append(subprocess.Popen(cmd, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT))
+        outputs = [p.communicate(timeout=args.seconds + 120)[0] for p in procs]
         stats = telemetry(0, "/tob/stats")
     finally:
         cluster(env, "down", check=False)
-    client = json.loads(summary.read_text()) if summary.exists() else {}
-    error = client.get("error", "none") if client else (p.stderr.strip().splitlines() or ["no summary"])[-1]
+    clients = [json.loads(f.read_text()) if f.exists() else {} for f in summaries]
+    errors = [c.get("error", "?") if c else (o.strip().splitlines() or ["no summary"])[-1]
+              for c, o in zip(clients, outputs)]
+    submitted = sum(c.get("submitted", 0) for c in clients)
+    refused = sum(c.get("refused", 0) for c in clients)
     shutdowns = sum(1 for e in read_events(out / "run" / "node0.events")
                     if e.kind == "self-shutdown" and e.at_ns > t0 and "scheduling" in e.reason)
     lateness_ms = stats.get("control_turn_lateness_max_ns", 0) / 1e6
     print(f"priority inversion: node 0 turn lateness max {lateness_ms:.2f} ms, scheduling-delay shutdowns {shutdowns}, "
-          f"client error {error} ({client.get('submitted', '?')} submitted, {client.get('refused', '?')} refused; "
-          f"build {build})")
+          f"client errors {errors} ({submitted} submitted, {refused} refused by {args.clients} clients; build {build})")
     return 0
 
 
