@@ -46,8 +46,9 @@ Built frame(NodeId sender, uint64_t cycle, Stage stage = Stage::active, uint16_t
   return b;
 }
 
-// A frame with a section whose body is given raw (valid CRC, bad content).
-Built frame_with_section(NodeId sender, uint64_t cycle, SectionType type, std::vector<uint8_t> body) {
+// A frame of cluster 1 from a joining sender with one section whose body is given raw.
+Built frame_with_section(NodeId sender, uint64_t cycle, SectionType type, std::span<const uint8_t> body,
+                         uint16_t segment_index = 0, uint16_t segment_count = 1, uint8_t flags = 0) {
   Built b;
   b.bytes.resize(512);
   FrameHeader h;
@@ -55,11 +56,18 @@ Built frame_with_section(NodeId sender, uint64_t cycle, SectionType type, std::v
   h.sender = sender;
   h.cycle = cycle;
   h.stage = Stage::active;
+  h.flags = flags;
+  h.segment_index = segment_index;
+  h.segment_count = segment_count;
   FrameWriter w(b.bytes);
   w.begin(h);
   w.add_section(type, 0, body);
   b.bytes.resize(w.finish());
   return b;
+}
+
+Built frame_with_section(NodeId sender, uint64_t cycle, SectionType type, std::vector<uint8_t> body) {
+  return frame_with_section(sender, cycle, type, std::span<const uint8_t>(body));
 }
 
 MarsNode make(NodeId self) {
@@ -248,26 +256,12 @@ namespace {
 
 // A segment of sender's batch for `cycle`: a valid batch section with `msgs` messages.
 Built segment_frame(NodeId sender, uint64_t cycle, uint16_t index, uint16_t count, int msgs, uint8_t flags = 0) {
-  Built b;
-  b.bytes.resize(512);
-  FrameHeader h;
-  h.cluster_id = 1;
-  h.sender = sender;
-  h.cycle = cycle;
-  h.stage = Stage::active;
-  h.flags = flags;
-  h.segment_index = index;
-  h.segment_count = count;
   std::vector<uint8_t> body(256);
   BatchWriter bw(body);
   const uint8_t payload[8] = {1, 2, 3, 4, 5, 6, 7, 8};
   for (int k = 0; k < msgs; ++k) REQUIRE(bw.add({static_cast<uint64_t>(index * 10 + k), 0, 7, payload}));
   body.resize(bw.finish());
-  FrameWriter w(b.bytes);
-  w.begin(h);
-  w.add_section(SectionType::app_batch, 0, body);
-  b.bytes.resize(w.finish());
-  return b;
+  return frame_with_section(sender, cycle, SectionType::app_batch, std::span<const uint8_t>(body), index, count, flags);
 }
 
 MarsNode make_segmented(NodeId self) {
