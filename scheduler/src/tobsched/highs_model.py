@@ -122,6 +122,20 @@ def solve_max(
         highspy.HighsVarType.kInteger if k else highspy.HighsVarType.kContinuous for k in kinds
     ]
 
+    res = _run(lp, opts, integral_objective, start, t0)
+    if start is not None and not _consistent(res, lp, cost):
+        # HiGHS 1.16 can end a warm-started solve with an objective and a dual bound that its own
+        # solution does not have (seen: x worth 87, "optimal" 89, the true optimum 88): neither
+        # is to be trusted. Solve again without the start.
+        res = _run(lp, SolveOptions(max(0.01, opts.time_limit_s - (time.perf_counter() - t0)), opts.mip_gap,
+                                    opts.threads), integral_objective, None, t0)
+    if not _consistent(res, lp, cost):
+        raise AssertionError(f"HiGHS returned a solution inconsistent with its objective ({res.status})")
+    return res
+
+
+def _run(lp: Any, opts: SolveOptions, integral_objective: bool, start: FloatArray | None, t0: float) -> MipResult:
+    n = int(lp.num_col_)
     h = highspy.Highs()  # type: ignore[no-untyped-call]
     h.setOptionValue("output_flag", False)
     h.setOptionValue("time_limit", max(0.01, float(opts.time_limit_s)))
@@ -146,3 +160,27 @@ def solve_max(
     if integral_objective and has_x and math.floor(dual + 1e-6) <= round(objective):
         optimal = True
     return MipResult(x, objective, dual, h.modelStatusToString(status), optimal, time.perf_counter() - t0)
+
+
+def _consistent(res: MipResult, lp: Any, cost: FloatArray) -> bool:
+    """The solution has the objective HiGHS reports, within its bounds and rows, and the dual
+    bound is not below it (a maximisation)."""
+    if res.x is None:
+        return True
+    x = res.x
+    tol = 1e-6 * max(1.0, abs(res.objective))
+    if abs(float(np.dot(np.asarray(cost, dtype=np.float64), x)) - res.objective) > max(tol, 1e-6):
+        return False
+    if res.dual_bound < res.objective - max(tol, 1e-6):
+        return False
+    if np.any(x < np.asarray(lp.col_lower_) - 1e-6) or np.any(x > np.asarray(lp.col_upper_) + 1e-6):
+        return False
+    a = lp.a_matrix_
+    starts = np.asarray(a.start_, dtype=np.int64)
+    index = np.asarray(a.index_, dtype=np.int64)
+    value = np.asarray(a.value_, dtype=np.float64)
+    prefix = np.concatenate(([0.0], np.cumsum(value * x[index])))
+    rows = prefix[starts[1:]] - prefix[starts[:-1]]
+    lo = np.asarray(lp.row_lower_)
+    hi = np.asarray(lp.row_upper_)
+    return bool(np.all(rows >= lo - 1e-6) and np.all(rows <= hi + 1e-6))
