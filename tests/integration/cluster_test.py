@@ -10,8 +10,9 @@ Four daemons in network namespaces on DPDK net_af_packet over veth and a Linux b
   - a malformed-frame injector on the bridge does not disturb the cluster, and every kind of
     bad frame is counted by the right drop counter;
   - SIGTERM stops every node cleanly (exit 0, statistics written, nothing lost in the logs);
-  - 8958-byte frames on veths of MTU 9000 carry full batches in one order; at MTU 1500 every node
-    refuses them at start, naming the interface and the MTU.
+  - 8958-byte frames on veths of MTU 9000 carry full batches in one order, a batch in two
+    segments sent in one burst; at MTU 1500 every node refuses them at start, naming the
+    interface and the MTU.
 Ends with `N passed, M failed`. Needs root; cluster.sh and setup.sh install what is missing.
 """
 from __future__ import annotations
@@ -306,9 +307,10 @@ def test_jumbo() -> None:
     for k in range(NODES):
         (RUN / f"node{k}.log").unlink(missing_ok=True)
 
-    # MTU 9000: full 8958-byte frames (a generator well above one frame's 105 messages per slot).
-    good = dict(ENV, TOB_MTU="9000", TOB_FRAME_BYTES=str(JUMBO_FRAME), TOB_BATCH_MSGS="128",
-                TOB_DAEMON_ARGS="--gen-rate 2000 --gen-size 64")
+    # MTU 9000: full 8958-byte frames (a generator well above one frame's 105 messages per slot),
+    # and with rate_mbps mars's batch of up to 256 messages in two segments, sent in one burst.
+    good = dict(ENV, TOB_MTU="9000", TOB_FRAME_BYTES=str(JUMBO_FRAME), TOB_BATCH_MSGS="256",
+                TOB_CONFIG_EXTRA="rate_mbps = 1000", TOB_DAEMON_ARGS="--gen-rate 2000 --gen-size 64")
     run_cluster(good, "up", str(NODES), check=True)
     formed = wait_for("membership {0,1,2,3} with jumbo frames",
                       lambda: all(members(k) == [0, 1, 2, 3] for k in range(NODES)), 30)
@@ -325,6 +327,9 @@ def test_jumbo() -> None:
     check("jumbo frames carry more than a 1500-byte frame can, and every node delivers the same sequence",
           diff == "" and n >= 2000 and min(per_frame) > 1500,
           f"{n} deliveries on the shortest, {[round(b) for b in per_frame]} bytes per frame sent; {diff}")
+    per_burst = [s["tx_frames"] / max(1, s["tx_bursts"]) for s in stats]
+    check("a slot's segments leave in bursts: fewer tx_burst calls than frames on every node",
+          all(s["tx_bursts"] < s["tx_frames"] for s in stats), f"frames per burst {[round(b, 2) for b in per_burst]}")
 
 
 def main() -> int:

@@ -163,6 +163,7 @@ void visit_stats(const StatsSources& s, StatsVisitor& v) {
 
   v.u64("tx_frames", s.tx.frames.get());
   v.u64("tx_bytes", s.tx.bytes.get());
+  v.u64("tx_bursts", s.tx.bursts.get());
   v.u64("tx_late", s.tx.late.get());
   v.u64("tx_missed", s.tx.missed.get());
   v.u64("tx_failed", s.tx.tx_failed.get());

@@ -53,6 +53,7 @@ struct RxStats {  // the RX role
 struct TxStats {  // the TX role
   Counter frames;
   Counter bytes;
+  Counter bursts;         // rte_eth_tx_burst calls that sent at least one frame
   Counter late;           // sent more than the schedule's precision after its instant
   Counter missed;         // not sent: its slot was over when the TX role got to it
   Counter tx_failed;      // the PMD refused the frame for the whole window

@@ -10,8 +10,8 @@
 namespace tob::dataplane {
 
 namespace {
-constexpr int kFramesPerStep = 16;  // bounded work per call
-constexpr int kSendRetries = 64;    // tx_burst attempts before the frame counts as failed
+constexpr int kFramesPerStep = 16;  // heads per call (each with its burst): bounded work
+constexpr int kSendRetries = 64;    // tx_burst attempts before the rest of a burst counts as failed
 }
 
 TxRole::TxRole(DaemonContext& ctx) : ctx_(ctx) {
@@ -55,44 +55,77 @@ void TxRole::wait_until(uint64_t deadline_tsc, TxMethod method) const {
   }
 }
 
+// The head, at its instant, and every frame queued behind it that is due by then (the other
+// segments of a copy, IC frames that queue after the copies), in one rte_eth_tx_burst: on
+// af_packet that is one system call for the burst instead of one per frame.
 void TxRole::send_head() {
   TxStats& st = ctx_.tx;
-  rte_mbuf* m = head_.mbuf;
   const auto method = static_cast<TxMethod>(head_.method);
   const bool timed = ctx_.options->transport == Transport::tdma;
   if (timed && ctx_.clock.to_ns(__rdtsc()) >= head_.close_ns) {
     st.missed.add();  // the slot is over: sending now would only be rejected as late
-    rte_pktmbuf_free(m);
+    rte_pktmbuf_free(head_.mbuf);
+    have_head_ = false;
     return;
   }
   if (timed && method == TxMethod::nic) {
-    *RTE_MBUF_DYNFIELD(m, ctx_.ts_offset, uint64_t*) = static_cast<uint64_t>(ctx_.nic_clock.to_ns(deadline_tsc_));
-    m->ol_flags |= ctx_.ts_flag;
-    st.nic_launch.add();
+    stamp_launch(head_.mbuf, deadline_tsc_);
   } else if (timed) {
     wait_until(deadline_tsc_, method);
   }
-  const uint32_t len = m->pkt_len;
-  for (int attempt = 0; attempt < kSendRetries; ++attempt) {
-    const uint64_t call_tsc = __rdtsc();
-    if (rte_eth_tx_burst(ctx_.port_id, 0, &m, 1) == 1) {
-      st.frames.add();
-      st.bytes.add(len);
-      if (timed && method != TxMethod::nic) {
-        const auto error_ns = static_cast<int64_t>(static_cast<double>(static_cast<int64_t>(call_tsc - deadline_tsc_)) * ns_per_tick_);
-        if (head_.ic != 0) {  // round data queues behind the engine's frames: its lag, not an error
-          st.ic_frames.add();
-          st.ic_lag_max_us.raise_to(static_cast<uint64_t>(std::max<int64_t>(0, error_ns / 1000)));
-        } else {
-          st.tx_error[static_cast<int>(method)].record(error_ns);
-          if (error_ns > ctx_.schedule->config().precision_ns) st.late.add();
-        }
-      }
-      return;
-    }
+  const uint64_t due_tsc = std::max<uint64_t>(deadline_tsc_, __rdtsc());
+  burst_[0] = {head_, deadline_tsc_, head_.mbuf->pkt_len};
+  unsigned n = 1;
+  have_head_ = false;
+  while (n < kBurstMax && load_head()) {
+    // Next in the burst only what may leave now exactly as it would alone.
+    if (deadline_tsc_ > due_tsc || head_.method != burst_[0].item.method) break;
+    if (ctx_.log != nullptr && ctx_.log->durable() < head_.log_offset) break;
+    if (timed && ctx_.clock.to_ns(due_tsc) >= head_.close_ns) break;
+    if (timed && method == TxMethod::nic) stamp_launch(head_.mbuf, deadline_tsc_);
+    burst_[n++] = {head_, deadline_tsc_, head_.mbuf->pkt_len};
+    have_head_ = false;
   }
-  st.tx_failed.add();
-  rte_pktmbuf_free(m);
+  transmit_burst(n, timed && method != TxMethod::nic);
+}
+
+void TxRole::stamp_launch(rte_mbuf* m, uint64_t deadline_tsc) {
+  *RTE_MBUF_DYNFIELD(m, ctx_.ts_offset, uint64_t*) = static_cast<uint64_t>(ctx_.nic_clock.to_ns(deadline_tsc));
+  m->ol_flags |= ctx_.ts_flag;
+  ctx_.tx.nic_launch.add();
+}
+
+void TxRole::transmit_burst(unsigned n, bool record_error) {
+  TxStats& st = ctx_.tx;
+  rte_mbuf* mbufs[kBurstMax];
+  for (unsigned i = 0; i < n; ++i) mbufs[i] = burst_[i].item.mbuf;
+  unsigned sent = 0;
+  for (int attempt = 0; attempt < kSendRetries && sent < n; ++attempt) {
+    const uint64_t call_tsc = __rdtsc();
+    const unsigned k = rte_eth_tx_burst(ctx_.port_id, 0, mbufs + sent, static_cast<uint16_t>(n - sent));
+    if (k > 0) st.bursts.add();
+    for (unsigned i = sent; i < sent + k; ++i) account(burst_[i], call_tsc, record_error);
+    sent += k;
+  }
+  if (sent < n) {
+    st.tx_failed.add(n - sent);
+    rte_pktmbuf_free_bulk(mbufs + sent, n - sent);
+  }
+}
+
+void TxRole::account(const Pending& p, uint64_t call_tsc, bool record_error) {
+  TxStats& st = ctx_.tx;
+  st.frames.add();
+  st.bytes.add(p.len);
+  if (!record_error) return;
+  const auto error_ns = static_cast<int64_t>(static_cast<double>(static_cast<int64_t>(call_tsc - p.deadline_tsc)) * ns_per_tick_);
+  if (p.item.ic != 0) {  // round data queues behind the engine's frames: its lag, not an error
+    st.ic_frames.add();
+    st.ic_lag_max_us.raise_to(static_cast<uint64_t>(std::max<int64_t>(0, error_ns / 1000)));
+  } else {
+    st.tx_error[p.item.method].record(error_ns);
+    if (error_ns > ctx_.schedule->config().precision_ns) st.late.add();
+  }
 }
 
 unsigned TxRole::step(uint64_t& next_due_tsc) {
@@ -120,9 +153,9 @@ unsigned TxRole::step(uint64_t& next_due_tsc) {
       continue;
     }
     waited_ = false;
+    const uint64_t before = ctx_.tx.frames.get() + ctx_.tx.missed.get() + ctx_.tx.tx_failed.get();
     send_head();
-    have_head_ = false;
-    ++handled;
+    handled += static_cast<unsigned>(ctx_.tx.frames.get() + ctx_.tx.missed.get() + ctx_.tx.tx_failed.get() - before);
   }
   if (have_head_ || !rte_ring_empty(ctx_.tx_ring)) next_due_tsc = 0;  // more work right away
   return handled;

@@ -23,9 +23,18 @@ class TxRole {
   void discard_pending();
 
  private:
+  static constexpr unsigned kBurstMax = 64;  // frames per rte_eth_tx_burst
+  struct Pending {
+    TxItem item;
+    uint64_t deadline_tsc;
+    uint32_t len;  // read before the burst: the PMD may free the mbuf once it has taken it
+  };
   bool load_head();
   void wait_until(uint64_t deadline_tsc, TxMethod method) const;
   void send_head();
+  void stamp_launch(rte_mbuf* m, uint64_t deadline_tsc);
+  void transmit_burst(unsigned n, bool record_error);
+  void account(const Pending& p, uint64_t call_tsc, bool record_error);
   DaemonContext& ctx_;
   bool have_head_ = false;
   bool waited_ = false;  // the head already counted as waiting for the acceptor log
@@ -34,6 +43,7 @@ class TxRole {
   uint64_t lead_ticks_ = 0;
   uint64_t hybrid_ticks_ = 0;
   double ns_per_tick_ = 1;
+  Pending burst_[kBurstMax];
 };
 
 }  // namespace tob::dataplane
