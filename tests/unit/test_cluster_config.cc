@@ -432,3 +432,16 @@ TEST_CASE("[ic] round data counts in the slot budget: refused with the frames it
   const ClusterConfig c = load_ok_with(ic, {});  // without a rate nothing is checked
   CHECK(c.node.aux_frames == static_cast<int>(c.ic_frames_per_slot));
 }
+
+TEST_CASE("the queue's defaults follow batch_msgs: four batches; explicit keys win") {
+  const ClusterConfig small = load_ok_with(kGood, {});
+  CHECK(small.node.queue_msgs_max == 4096);
+  CHECK(small.node.queue_bytes_max == 1u << 20);
+  const ClusterConfig big = load_ok_with(kGood, {{"limits.batch_msgs", "4096"}});
+  CHECK(big.node.queue_msgs_max == 4 * 4096);
+  CHECK(big.node.queue_bytes_max == size_t{4} * 4096 * 1024);
+  const ClusterConfig set = load_ok_with(kGood, {{"limits.batch_msgs", "4096"}, {"limits.queue_msgs", "100"},
+                                                 {"limits.queue_bytes", "5000"}});
+  CHECK(set.node.queue_msgs_max == 100);
+  CHECK(set.node.queue_bytes_max == 5000);
+}

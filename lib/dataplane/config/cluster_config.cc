@@ -364,14 +364,17 @@ core::Result<ClusterConfig> load_cluster_config(const std::string& path, const O
   core::NodeConfig& n = c.node;
   const int64_t frame_d = static_cast<int64_t>(n.frame_bytes_max);
   const int64_t payload_d = static_cast<int64_t>(n.payload_bytes_max);
-  const int64_t qm_d = static_cast<int64_t>(n.queue_msgs_max);
-  const int64_t qb_d = static_cast<int64_t>(n.queue_bytes_max);
   const int64_t bm_d = static_cast<int64_t>(n.batch_msgs_max);
   TRY_INT(frame, "limits", "frame_bytes", 64, 9000, &frame_d);
   TRY_INT(payload, "limits", "payload_bytes", 1, 65535, &payload_d);
+  TRY_INT(bmsgs, "limits", "batch_msgs", 1, 4096, &bm_d);
+  // mars holds a batch queued until it is decided a cycle later: a queue of four batches keeps a
+  // node from stalling on its own backlog (the defaults, 4096 messages and 1 MiB, unless a larger
+  // batch_msgs asks for more).
+  const int64_t qm_d = std::max<int64_t>(static_cast<int64_t>(n.queue_msgs_max), 4 * bmsgs);
+  const int64_t qb_d = std::max<int64_t>(static_cast<int64_t>(n.queue_bytes_max), 4 * bmsgs * payload);
   TRY_INT(qmsgs, "limits", "queue_msgs", 1, 1 << 24, &qm_d);
   TRY_INT(qbytes, "limits", "queue_bytes", 1, int64_t{1} << 32, &qb_d);
-  TRY_INT(bmsgs, "limits", "batch_msgs", 1, 4096, &bm_d);
   TRY_INT(slot_frames, "limits", "slot_frames", 0, core::kSlotFramesMax, &zero);
   n.schedule = sc;
   n.cluster_id = c.cluster_id;
