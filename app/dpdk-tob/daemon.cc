@@ -450,9 +450,7 @@ void Daemon::print_start_report() const {
   // With [timing] rate_mbps the slot budget was checked for every node when the configuration
   // was read (core/slot_budget.h): say what this node's slot carries.
   if (node_config_.rate_mbps > 0) {
-    const core::WireBudget wire{node_config_.rate_mbps, node_config_.frame_bytes_max, node_config_.aux_frames,
-                                node_config_.slot_frames_max};
-    if (auto b = core::slot_budget(node_config_.schedule, self_, wire))
+    if (auto b = core::slot_budget(node_config_.schedule, self_, node_config_.wire()))
       std::printf("dpdk-tob: slot budget at %" PRId64 " Mbit/s: %s; %s\n", node_config_.rate_mbps,
                   core::describe(b.value(), self_, node_config_.schedule.sends_per_slot).c_str(),
                   cfg.order == core::Order::mars

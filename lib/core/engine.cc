@@ -1,7 +1,5 @@
 #include "core/engine.h"
 
-#include "core/slot_budget.h"
-
 #include <algorithm>
 #include <string>
 
@@ -102,7 +100,7 @@ Result<bool> NodeConfig::validate() const {
 }
 
 int NodeConfig::frames_per_copy(NodeId k) const {
-  const auto b = slot_budget(schedule, k, {rate_mbps, frame_bytes_max, aux_frames, slot_frames_max});
+  const auto b = slot_budget(schedule, k, wire());
   TOB_ASSERT(b.ok());  // validate() checked every node
   return static_cast<int>(std::clamp<size_t>(static_cast<size_t>(b.value().frames_per_copy), 1, batch_msgs_max));
 }
@@ -112,9 +110,8 @@ Result<bool> NodeConfig::validate_budget() const {
   if (slot_frames_max < 0 || slot_frames_max > kSlotFramesMax)
     return Error{"frames per slot copy must be 0..." + std::to_string(kSlotFramesMax)};
   if (aux_frames < 0) return Error{"aux frames must not be negative"};
-  const WireBudget wire{rate_mbps, frame_bytes_max, aux_frames, slot_frames_max};
   for (size_t k = 0; k < schedule.slots.size(); ++k)
-    if (auto b = slot_budget(schedule, static_cast<NodeId>(k), wire); !b) return b.error();
+    if (auto b = slot_budget(schedule, static_cast<NodeId>(k), wire()); !b) return b.error();
   return true;
 }
 

@@ -23,6 +23,7 @@
 #include "core/batch.h"
 #include "core/result.h"
 #include "core/schedule.h"
+#include "core/slot_budget.h"
 #include "core/submit_queue.h"
 #include "core/wire.h"
 
@@ -51,6 +52,8 @@ struct NodeConfig {
   Result<bool> validate() const;
   // Every node's slot carries its frames at rate_mbps (core/slot_budget.h); part of validate().
   Result<bool> validate_budget() const;
+  // What the slot budget (core/slot_budget.h) is computed from.
+  WireBudget wire() const { return {rate_mbps, frame_bytes_max, aux_frames, slot_frames_max}; }
   // Frames per copy node k's slot uses at most (a valid config): its budget, and no more
   // segments than messages (batch_msgs_max). 1 without rate_mbps.
   int frames_per_copy(NodeId k) const;

@@ -50,8 +50,6 @@ MarsNode::MarsNode(const NodeConfig& config, Schedule sched)
   for (NodeId k = 0; k < n_; ++k)
     for (int i = 0; i < kMessageSlots; ++i) held_.emplace_back(frames_per_copy_[k], seg_room_);
   const size_t own_frames = frames_per_copy_[self_];
-  seg_scratch_.resize(own_frames * seg_room_);
-  seg_len_.resize(own_frames);
   next_msg_id_ = config_.first_msg_id;
   const auto copies = static_cast<size_t>(sched_.sends_per_slot());
   tx_bytes_.resize(2 * copies * own_frames * config_.frame_bytes_max);
@@ -477,35 +475,26 @@ void MarsNode::transmit(const Turn& t) {
 }
 
 // The own batch of this turn, cut into as few segments as its messages need (at most the slot's
-// frames per copy; one, perhaps empty, at least), kept in held(self, cycle) until it is decided.
+// frames per copy; one, perhaps empty, at least), written in place in held(self, cycle), where it
+// stays until it is decided.
 uint16_t MarsNode::build_own_batch(const Turn& t, bool member) {
   Message& own = messages_[self_][static_cast<size_t>(t.cycle % kMessageSlots)];
   own = {t.cycle, 0};
   TOB_ASSERT(queue_.in_flight() == 0);  // the previous own batch was decided at this turn
-  uint16_t used = 0;
-  if (member && member_count_ >= kDecidingMembersMin && queue_.has_unsent()) {
-    size_t taken = 0;
-    while (used < frames_per_copy_[self_] && queue_.has_unsent() && taken < config_.batch_msgs_max) {
-      BatchWriter bw(std::span<uint8_t>(seg_scratch_.data() + used * seg_room_, seg_room_));
-      while (queue_.has_unsent() && taken < config_.batch_msgs_max && bw.add(queue_.next_unsent())) {
-        queue_.mark_sent();
-        ++taken;
-      }
-      seg_len_[used++] = static_cast<uint32_t>(bw.finish());
-    }
-  }
-  if (used == 0) {
-    std::memcpy(seg_scratch_.data(), kEmptyBatch, sizeof kEmptyBatch);
-    seg_len_[0] = sizeof kEmptyBatch;
-    used = 1;
-  }
+  const bool sending = member && member_count_ >= kDecidingMembersMin;
   Reassembly& r = held(self_, t.cycle);
   r.reset(t.cycle);
-  for (uint16_t j = 0; j < used; ++j) {
-    const auto added = r.add(t.cycle, j, used, std::span<const uint8_t>(seg_scratch_.data() + j * seg_room_, seg_len_[j]));
-    TOB_ASSERT(added != Reassembly::Add::malformed && added != Reassembly::Add::duplicate);
-  }
-  TOB_ASSERT(r.complete());
+  uint16_t used = 0;
+  size_t taken = 0;
+  do {
+    BatchWriter bw(r.room(used));
+    while (sending && queue_.has_unsent() && taken < config_.batch_msgs_max && bw.add(queue_.next_unsent())) {
+      queue_.mark_sent();
+      ++taken;
+    }
+    r.put(used++, bw.finish(), bw.count());
+  } while (sending && used < frames_per_copy_[self_] && queue_.has_unsent() && taken < config_.batch_msgs_max);
+  r.close(used);
   own.count = r.messages();
   counters_.msgs_sent += own.count;
   return used;

@@ -119,8 +119,6 @@ class MarsNode final : public Engine {
   std::vector<Reassembly> held_;         // N x kMessageSlots
   std::array<uint16_t, kMaxNodes> frames_per_copy_{};
   size_t seg_room_ = 0;                  // batch section body of one segment
-  std::vector<uint8_t> seg_scratch_;     // the own batch's segments while they are written
-  std::vector<uint32_t> seg_len_;
 
   SubmitQueue queue_;
   uint64_t next_msg_id_ = 0;

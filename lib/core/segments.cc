@@ -22,7 +22,6 @@ void Reassembly::reset(int64_t cycle) {
   have_n_ = 0;
   bytes_ = 0;
   msgs_ = 0;
-  crc_ = 0;
   complete_ = false;
   for (uint64_t& w : have_) w = 0;
 }
@@ -36,22 +35,39 @@ Reassembly::Add Reassembly::add(int64_t cycle, uint16_t index, uint16_t count, s
   if (complete_) return Add::duplicate;  // every index below count_ is here
   uint16_t entries = 0;
   if (body.size() > stride_ || !validate_batch(body, &entries)) return Add::malformed;
-  uint64_t& word = have_[index / 64];
-  const uint64_t bit = uint64_t{1} << (index % 64);
-  if ((word & bit) != 0) return Add::duplicate;
+  if ((have_[index / 64] & (uint64_t{1} << (index % 64))) != 0) return Add::duplicate;
   count_ = count;
-  word |= bit;
-  ++have_n_;
-  len_[index] = static_cast<uint32_t>(body.size());
-  std::memcpy(bytes_store_.data() + static_cast<size_t>(index) * stride_, body.data(), body.size());
-  bytes_ += body.size();
-  msgs_ += entries;
+  std::memcpy(room(index).data(), body.data(), body.size());
+  put(index, body.size(), entries);
   if (have_n_ < count_) return Add::fresh;
-  uint32_t crc = 0;
-  for (uint16_t j = 0; j < count_; ++j) crc = crc32c(segment(j), crc);
-  crc_ = crc;
   complete_ = true;
   return Add::complete;
+}
+
+std::span<uint8_t> Reassembly::room(uint16_t j) {
+  TOB_ASSERT(j < segments_max_);
+  return {bytes_store_.data() + static_cast<size_t>(j) * stride_, stride_};
+}
+
+void Reassembly::put(uint16_t j, size_t length, uint16_t entries) {
+  TOB_ASSERT(j < segments_max_ && length <= stride_);
+  have_[j / 64] |= uint64_t{1} << (j % 64);
+  ++have_n_;
+  len_[j] = static_cast<uint32_t>(length);
+  bytes_ += length;
+  msgs_ += entries;
+}
+
+void Reassembly::close(uint16_t count) {
+  TOB_ASSERT(count >= 1 && count == have_n_);
+  count_ = count;
+  complete_ = true;
+}
+
+uint32_t Reassembly::crc() const {
+  uint32_t crc = 0;
+  for (uint16_t j = 0; j < count_; ++j) crc = crc32c(segment(j), crc);
+  return crc;
 }
 
 std::span<const uint8_t> Reassembly::segment(uint16_t j) const {

@@ -37,6 +37,12 @@ class Reassembly {
   Add add(int64_t cycle, uint16_t index, uint16_t count, std::span<const uint8_t> body);
   // Forget everything (the sender's slot begins anew).
   void reset(int64_t cycle);
+  // The sender's own batch, written in place after reset(cycle): segment j's storage, then
+  // put(j, ...) with what was written (a BatchWriter's finish() and count()), then close(count).
+  // Nothing is checked or copied: the batch was built here.
+  std::span<uint8_t> room(uint16_t j);
+  void put(uint16_t j, size_t length, uint16_t entries);
+  void close(uint16_t count);
 
   int64_t cycle() const { return cycle_; }
   bool complete() const { return complete_; }
@@ -45,7 +51,7 @@ class Reassembly {
   size_t bytes() const { return bytes_; }       // batch bodies, all segments
   uint32_t messages() const { return msgs_; }
   // CRC32C of the segment bodies in index order (= the CRC of their concatenation); complete only.
-  uint32_t crc() const { return crc_; }
+  uint32_t crc() const;
   // The body of segment j (complete batches; j < count()).
   std::span<const uint8_t> segment(uint16_t j) const;
 
@@ -69,7 +75,6 @@ class Reassembly {
   uint16_t have_n_ = 0;
   size_t bytes_ = 0;
   uint32_t msgs_ = 0;
-  uint32_t crc_ = 0;
   bool complete_ = false;
 };
 

@@ -58,7 +58,7 @@ void TxRole::wait_until(uint64_t deadline_tsc, TxMethod method) const {
 // The head, at its instant, and every frame queued behind it that is due by then (the other
 // segments of a copy, IC frames that queue after the copies), in one rte_eth_tx_burst: on
 // af_packet that is one system call for the burst instead of one per frame.
-void TxRole::send_head() {
+unsigned TxRole::send_head() {
   TxStats& st = ctx_.tx;
   const auto method = static_cast<TxMethod>(head_.method);
   const bool timed = ctx_.options->transport == Transport::tdma;
@@ -66,7 +66,7 @@ void TxRole::send_head() {
     st.missed.add();  // the slot is over: sending now would only be rejected as late
     rte_pktmbuf_free(head_.mbuf);
     have_head_ = false;
-    return;
+    return 1;
   }
   if (timed && method == TxMethod::nic) {
     stamp_launch(head_.mbuf, deadline_tsc_);
@@ -87,6 +87,7 @@ void TxRole::send_head() {
     have_head_ = false;
   }
   transmit_burst(n, timed && method != TxMethod::nic);
+  return n;
 }
 
 void TxRole::stamp_launch(rte_mbuf* m, uint64_t deadline_tsc) {
@@ -153,9 +154,7 @@ unsigned TxRole::step(uint64_t& next_due_tsc) {
       continue;
     }
     waited_ = false;
-    const uint64_t before = ctx_.tx.frames.get() + ctx_.tx.missed.get() + ctx_.tx.tx_failed.get();
-    send_head();
-    handled += static_cast<unsigned>(ctx_.tx.frames.get() + ctx_.tx.missed.get() + ctx_.tx.tx_failed.get() - before);
+    handled += send_head();
   }
   if (have_head_ || !rte_ring_empty(ctx_.tx_ring)) next_due_tsc = 0;  // more work right away
   return handled;

@@ -31,7 +31,7 @@ class TxRole {
   };
   bool load_head();
   void wait_until(uint64_t deadline_tsc, TxMethod method) const;
-  void send_head();
+  unsigned send_head();  // frames handled: sent, failed or missed
   void stamp_launch(rte_mbuf* m, uint64_t deadline_tsc);
   void transmit_burst(unsigned n, bool record_error);
   void account(const Pending& p, uint64_t call_tsc, bool record_error);
