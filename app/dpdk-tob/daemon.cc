@@ -17,6 +17,7 @@
 #include <cstring>
 
 #include "core/engine_factory.h"
+#include "core/otfp_node.h"
 #include "core/slot_budget.h"
 #include "dataplane/observe/log.h"
 #include "dataplane/observe/stats.h"
@@ -450,13 +451,11 @@ void Daemon::print_start_report() const {
   // With [timing] rate_mbps the slot budget was checked for every node when the configuration
   // was read (core/slot_budget.h): say what this node's slot carries.
   if (node_config_.rate_mbps > 0) {
-    if (auto b = core::slot_budget(node_config_.schedule, self_, node_config_.wire()))
-      std::printf("dpdk-tob: slot budget at %" PRId64 " Mbit/s: %s; %s\n", node_config_.rate_mbps,
-                  core::describe(b.value(), self_, node_config_.schedule.sends_per_slot).c_str(),
-                  cfg.order == core::Order::mars
-                      ? ("mars sends its batch in up to " + std::to_string(node_config_.frames_per_copy(self_)) +
-                         " segments per copy").c_str()
-                      : "otfp sends 1 frame per copy");
+    const core::NodeConfig nc = cfg.order == core::Order::otfp ? core::OtfpNode::budget_config(node_config_) : node_config_;
+    if (auto b = core::slot_budget(nc.schedule, self_, nc.wire()))
+      std::printf("dpdk-tob: slot budget at %" PRId64 " Mbit/s: %s; %s sends its batch in up to %d segments per copy\n",
+                  nc.rate_mbps, core::describe(b.value(), self_, nc.schedule.sends_per_slot).c_str(),
+                  cfg.order == core::Order::mars ? "mars" : "otfp", nc.frames_per_copy(self_));
   }
   // The own slot's airtime at the port's link speed (an upper bound: every frame full size, with
   // preamble, FCS and gap): the engine's copies, the retransmission frame and the IC frames.

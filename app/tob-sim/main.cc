@@ -53,7 +53,7 @@ cluster
   --seeds K               run K seeds S, S+1, ... and report each failing one (default 1)
   --batch N               messages per slot (default 64)
   --frame BYTES           [limits] frame_bytes, 128..9000 (default 1500); the largest payload
-                          becomes frame - 84 when that is below 1024
+                          becomes frame - 100 when that is below 1024
   --rate-mbps R           the ports' rate: a slot carries as many frames per copy as its
                           airtime allows and mars sends its batch in that many segments
                           (docs/configuration.md "The slot budget"; default 0: one frame)
@@ -93,8 +93,8 @@ faults
                           every instance is then judged (default 0)
   --liveness-cycles C     otfp: every message of a correct proposer delivered by every correct
                           node within C cycles of its submission (default: not judged)
-  --mix NAME              otfp: draw the whole scenario from each seed: hard, liveness or
-                          chaos (docs/simulator.md); the other scenario flags are refused
+  --mix NAME              otfp: draw the whole scenario from each seed: hard, liveness,
+                          chaos or segments (docs/simulator.md); other scenario flags are refused
   --script FILE           otfp: run a scenario file (docs/simulator.md "Scenario files";
                           tests/sim/testdata/otfp/) and print each step with --verbose
 workload
@@ -204,7 +204,7 @@ Options parse(int argc, char** argv) {
                         flag == "--mix" || flag == "--order" || flag == "--liveness-cycles";
     if (!output) ++o.scenario_flags;
     if (flag == "--mix") {
-      if (!tob::sim::parse_otfp_mix(v, &o.mix)) usage_error(std::string("--mix: unknown mix '") + v + "' (hard, liveness, chaos)");
+      if (!tob::sim::parse_otfp_mix(v, &o.mix)) usage_error(std::string("--mix: unknown mix '") + v + "' (hard, liveness, chaos, segments)");
       o.mix_set = true;
     } else if (flag == "--crash-rate") s.crash_rate = parse_prob(f, v);
     else if (flag == "--crash-down-max") s.crash_down_max = static_cast<int>(parse_int(f, v, 0, 63));
@@ -231,7 +231,7 @@ Options parse(int argc, char** argv) {
     else if (flag == "--batch") s.node_template.batch_msgs_max = static_cast<size_t>(parse_int(f, v, 1, 4096));
     else if (flag == "--frame") {
       s.node_template.frame_bytes_max = static_cast<size_t>(parse_int(f, v, 128, 9000));
-      s.node_template.payload_bytes_max = std::min<size_t>(1024, s.node_template.frame_bytes_max - 84);
+      s.node_template.payload_bytes_max = std::min<size_t>(1024, s.node_template.frame_bytes_max - 100);
     } else if (flag == "--rate-mbps") s.node_template.rate_mbps = parse_int(f, v, 0, 400'000);
     else if (flag == "--slot-frames") s.node_template.slot_frames_max = static_cast<int>(parse_int(f, v, 0, 4096));
     else if (flag == "--two-member-wait") s.node_template.two_member_wait_cycles = static_cast<int>(parse_int(f, v, 1, 1'000'000));

@@ -40,10 +40,15 @@ void OtfpNode::vote(OtfpInstance& in, uint32_t b, const OtfpValue& v) {
   // The batches it votes for must survive a restart: retransmission depends on them (§5.5).
   for (uint64_t m = v.mask & ~in.persisted; m != 0; m &= m - 1) {
     const auto s = static_cast<NodeId>(std::countr_zero(m));
+    const Reassembly& batch = ring_.batch(in, s);
     uint8_t head[kOtfpBatchRecordHead];
     store_be64(head, static_cast<uint64_t>(in.id));
     head[8] = s;
-    persist_record(OtfpRecord::batch, head, ring_.stored(in, s));
+    store_be16(head + 11, batch.count());
+    for (uint16_t j = 0; j < batch.count(); ++j) {  // one record per segment
+      store_be16(head + 9, j);
+      persist_record(OtfpRecord::batch, head, batch.segment(j));
+    }
   }
   in.persisted |= v.mask;
   in.voted_ballot = b;
@@ -109,7 +114,7 @@ void OtfpNode::pending_votes(int64_t now_cycle) {
       vote(*in, b, v);
     } else {
       // It holds other bodies under those senders: fetch the ones the value names.
-      in->have &= ~v.mask;
+      ring_.forget(*in, v.mask);
       in->pending_ballot = b;
       in->pending = v;
       in->request_cycle = -1;
@@ -160,7 +165,7 @@ void OtfpNode::on_phase2a(const OtfpVote& v) {
   if (ring_.value_of(*in, v.value.mask) == v.value) {
     vote(*in, v.ballot, v.value);
   } else {
-    in->have &= ~v.value.mask;  // other bodies under those senders: fetch the named ones
+    ring_.forget(*in, v.value.mask);  // other bodies under those senders: fetch the named ones
     in->pending_ballot = v.ballot;
     in->pending = v.value;
     in->request_cycle = -1;

@@ -39,11 +39,12 @@ void for_each_vote(std::span<const uint8_t> body, Fn&& fn) {
   for (size_t k = 0; k < l.size(); ++k) fn(l.at(k));
 }
 
-bool valid_section(const SectionView& sec, NodeId sender, int n, size_t batch_bytes_max) {
+bool valid_section(const SectionView& sec, NodeId sender, int n, const OtfpRing& ring) {
+  const size_t segment_max = ring.segment_bytes_max();
   switch (sec.type) {
     case SectionType::app_batch: {
       uint16_t count = 0;
-      return sec.body.size() <= batch_bytes_max && validate_batch(sec.body, &count);
+      return sec.body.size() <= segment_max && validate_batch(sec.body, &count);
     }
     case SectionType::otfp_vote:
     case SectionType::otfp_phase2a:
@@ -57,12 +58,11 @@ bool valid_section(const SectionView& sec, NodeId sender, int n, size_t batch_by
       return read_requests(sec.body, count, e);
     }
     case SectionType::retransmit_data: {
-      NodeId ds = 0;
-      int64_t di = 0;
+      OtfpData d;
       std::span<const uint8_t> b;
       uint16_t count = 0;
-      return read_data(sec.body, ds, di, b) && ds < n && di >= 0 && b.size() <= batch_bytes_max &&
-             validate_batch(b, &count);
+      return read_data(sec.body, d, b) && d.sender < n && d.instance >= 0 && d.count <= ring.segments_max(d.sender) &&
+             b.size() <= segment_max && validate_batch(b, &count);
     }
     case SectionType::otfp_phase1a:
     case SectionType::otfp_any: {
@@ -104,15 +104,21 @@ FrameVerdict OtfpNode::on_frame(const FrameView& frame, int64_t rx_ns) {
   if (h.cycle > static_cast<uint64_t>(INT64_MAX / 4) || c > cycle_ + 1 || c < cycle_ - otfp::kCatchUpCycles)
     return verdict(FrameVerdict::outside_window);
   const NodeId s = h.sender;
-  if ((h.flags & kFlagSecondCopy) != 0 && heard_cycle_[s] == c && last_first_copy_[s] == c)
-    return verdict(FrameVerdict::duplicate);
+  const bool aux = (h.flags & kFlagAux) != 0;
+  if ((h.flags & kFlagSecondCopy) != 0 && !aux && heard_cycle_[s] == c && last_first_copy_[s] == c) {
+    // Send-twice per segment: a second copy is a duplicate once its segment is here (a slot
+    // of one frame: once the first copy was).
+    const OtfpInstance* in = ring_.held(c);
+    if (h.segment_count == 1 || (in != nullptr && ring_.has_segment(*in, s, h.segment_index)))
+      return verdict(FrameVerdict::duplicate);
+  }
   bool has_state = false;
   const FrameVerdict v = validate(frame, &has_state);
   if (v != FrameVerdict::accepted) return verdict(v);
   if (!has_state) return verdict(FrameVerdict::malformed_section);  // not an otfp frame
 
   heard_cycle_[s] = std::max(heard_cycle_[s], c);
-  if ((h.flags & kFlagSecondCopy) == 0) last_first_copy_[s] = c;
+  if ((h.flags & (kFlagSecondCopy | kFlagAux)) == 0) last_first_copy_[s] = c;
   alive_ |= node_bit(s);
   apply(frame);
   deliver_ready();
@@ -121,12 +127,16 @@ FrameVerdict OtfpNode::on_frame(const FrameView& frame, int64_t rx_ns) {
 
 FrameVerdict OtfpNode::validate(const FrameView& frame, bool* has_state) const {
   // Every section before acting on any: a malformed frame is an omission, never half applied.
+  // A slot frame carries at most one segment of its sender's batch; an aux frame none.
   SectionView sec;
+  int batches = 0;
   for (size_t off = 0; frame.next_section(off, sec);) {
-    if (!valid_section(sec, frame.header.sender, n_, batch_bytes_max_)) return FrameVerdict::malformed_section;
+    if (!valid_section(sec, frame.header.sender, n_, ring_)) return FrameVerdict::malformed_section;
     if (sec.type == SectionType::otfp_state) *has_state = true;
+    if (sec.type == SectionType::app_batch) ++batches;
   }
-  return FrameVerdict::accepted;
+  const int batches_max = (frame.header.flags & kFlagAux) != 0 ? 0 : 1;
+  return batches > batches_max ? FrameVerdict::malformed_section : FrameVerdict::accepted;
 }
 
 void OtfpNode::apply(const FrameView& frame) {
@@ -144,8 +154,10 @@ void OtfpNode::apply(const FrameView& frame) {
         break;
       }
       case SectionType::app_batch:
-        // A sender whose clock is ahead may open cycle c before this node's clock reaches it.
-        if (OtfpInstance* in = ring_.open(c); in != nullptr) ring_.store(*in, s, sec.body);
+        // A segment of the sender's batch (the frame's numbers). A sender whose clock is ahead
+        // may open cycle c before this node's clock reaches it.
+        if (OtfpInstance* in = ring_.open(c); in != nullptr)
+          ring_.store_segment(*in, s, frame.header.segment_index, frame.header.segment_count, sec.body);
         break;
       case SectionType::otfp_vote: for_each_vote(sec.body, [&](const OtfpVote& v) { on_vote(s, v); }); break;
       case SectionType::otfp_phase2a:
@@ -163,12 +175,11 @@ void OtfpNode::apply(const FrameView& frame) {
         break;
       }
       case SectionType::retransmit_data: {
-        NodeId ds = 0;
-        int64_t di = 0;
+        OtfpData d;
         std::span<const uint8_t> b;
-        read_data(sec.body, ds, di, b);
-        if (di <= cycle_ + 1)
-          if (OtfpInstance* in = ring_.open(di); in != nullptr) ring_.store(*in, ds, b);
+        read_data(sec.body, d, b);
+        if (d.instance <= cycle_ + 1)
+          if (OtfpInstance* in = ring_.open(d.instance); in != nullptr) ring_.store_segment(*in, d.sender, d.index, d.count, b);
         break;
       }
       case SectionType::otfp_phase1a: {
@@ -211,26 +222,52 @@ FrameHeader OtfpNode::header(const Turn& t, uint16_t segment_index, uint16_t seg
 }
 
 void OtfpNode::transmit(const Turn& t) {
+  // The slot (docs/protocol-otfp.md "Frames"): frame 0 holds the state, the control sections in
+  // priority order and the first segment of this node's batch; frames 1.. the batch's other
+  // segments; every frame once per copy. Retransmissions follow in aux frames.
   if (activating_) try_activate(t.cycle);  // the last reports may have come since the cycle began
   const auto copies = static_cast<size_t>(sched_.sends_per_slot());
-  const size_t base = static_cast<size_t>(tx_turn_) * (copies + 1) * config_.frame_bytes_max;
-  std::span<uint8_t> buf(tx_bytes_.data() + base, config_.frame_bytes_max);
-  FrameWriter w(buf);
-  w.begin(header(t, 0, serve_count_ > 0 ? 2 : 1));  // a retransmission frame follows
+  const size_t frame = config_.frame_bytes_max;
+  uint8_t* base = tx_bytes_.data() + static_cast<size_t>(tx_turn_) * turn_frames_ * frame;
+  // Retransmissions first: frames they take beyond the one the budget counts come out of this
+  // slot's own batch (each own frame is sent once per copy).
+  uint8_t* aux_at = base + copies * own_frames_ * frame;
+  const size_t aux = build_retransmissions(t, aux_at);
+  const size_t borrowed = aux > otfp::kAuxFramesMin ? (aux - otfp::kAuxFramesMin + copies - 1) / copies : 0;
+  const auto own_max = static_cast<uint16_t>(std::max<size_t>(1, own_frames_ - std::min<size_t>(borrowed, own_frames_)));
+
+  FrameWriter w(std::span<uint8_t>(base, frame));
+  w.begin(header(t, 0, 1));
   uint8_t state[kOtfpStateBytes];
   write_state(state, low_, ballot_seen_);
   w.add_section(SectionType::otfp_state, 0, state);
-  // Priority order: what the protocol's progress depends on first, this node's batch in the rest.
+  // Priority order: what the protocol's progress depends on first, this node's batch in the rest
+  // (its first segment keeps room for its section even when the others fill the frame).
+  const bool proposing = may_propose(t);
+  if (proposing) w.reserve(kSectionHeaderBytes + kBatchHeaderBytes);
   put_round(w);
   put_phase1b(w);
   put_requests(w);  // small, and every vote on a proposal waits for the batches they fetch
   put_proposals(w);
   put_votes_and_decisions(w);
-  put_own_batch(w, t);
-  const size_t len = w.finish();
-  TOB_ASSERT(len > 0);  // every section above was sized to the room left
-  send_copies(t, buf.first(len), base);
-  transmit_retransmissions(t, base + copies * config_.frame_bytes_max);
+  w.reserve(0);
+  const uint16_t segments = proposing ? std::max<uint16_t>(1, put_own_batch(w, t, own_max)) : 1;
+  w.set_segments(0, segments);
+  tx_len_[0] = static_cast<uint32_t>(w.finish());
+  TOB_ASSERT(tx_len_[0] > 0);  // every section above was sized to the room left
+  if (segments > 1) {
+    const Reassembly& own = ring_.batch(*ring_.held(t.cycle), self_);
+    for (uint16_t j = 1; j < segments; ++j) {
+      FrameWriter wj(std::span<uint8_t>(base + j * frame, frame));
+      wj.begin(header(t, j, segments));
+      wj.add_section(SectionType::otfp_state, 0, state);
+      wj.add_section(SectionType::app_batch, 0, own.segment(j));
+      tx_len_[j] = static_cast<uint32_t>(wj.finish());
+      TOB_ASSERT(tx_len_[j] > 0);  // a segment is sized to fit a frame of its own
+    }
+  }
+  send_copies(t, base, segments);
+  send_retransmissions(t, aux_at, aux);
   tx_turn_ ^= 1;
 }
 
@@ -322,9 +359,12 @@ void OtfpNode::put_requests(FrameWriter& w) {
        i <= cycle_ + 1 && scratch_requests_.size() < otfp::kRequestsPerFrame; ++i) {
     const OtfpInstance* in = ring_.held(i);
     if (in == nullptr) continue;
-    for (uint64_t m = in->requested & ~in->have; m != 0 && scratch_requests_.size() < otfp::kRequestsPerFrame; m &= m - 1)
-      scratch_requests_.push_back({i, static_cast<NodeId>(std::countr_zero(m)), in->attempt,
-                                   request_target(static_cast<NodeId>(std::countr_zero(m)), i, in->attempt)});
+    for (uint64_t m = in->requested & ~in->have; m != 0 && scratch_requests_.size() < otfp::kRequestsPerFrame; m &= m - 1) {
+      const auto s = static_cast<NodeId>(std::countr_zero(m));
+      OtfpRequest r{i, s, in->attempt, request_target(s, i, in->attempt)};
+      ring_.missing(*in, s, r.first, r.last);  // only the segments it lacks
+      scratch_requests_.push_back(r);
+    }
   }
   // At most half the room left: the proposals and votes that follow need some too.
   const size_t half = w.room() / 2;
@@ -334,77 +374,122 @@ void OtfpNode::put_requests(FrameWriter& w) {
   w.close_section(write_requests(body, scratch_requests_));
 }
 
-void OtfpNode::put_own_batch(FrameWriter& w, const Turn& t) {
-  // The proposer (seed 002 §5.2, §6.2: one batch per node per clock tick), in what room is left,
-  // once fast mode is active for this instance and the tempo window is not full (§5.4). Never
-  // into an instance already decided (a coordinator recovering up to the current cycle): its
-  // outcome would never come back to this proposer.
-  if (!proposals_.has_unsent()) return;
+bool OtfpNode::may_propose(const Turn& t) {
+  // The proposer (seed 002 §5.2, §6.2: one batch per node per clock tick), once fast mode is
+  // active for this instance and the tempo window is not full (§5.4). Never into an instance
+  // already decided (a coordinator recovering up to the current cycle): its outcome would never
+  // come back to this proposer.
+  if (!proposals_.has_unsent()) return false;
   if (t.cycle - low_ >= window_) {
     ++counters_.tempo_holds;
-    return;
+    return false;
   }
-  OtfpInstance* own = ring_.held(t.cycle);
+  const OtfpInstance* own = ring_.held(t.cycle);
   const bool fast = fast_ballot_ != 0 && t.cycle >= activation_ && t.cycle >= low_ && t.cycle >= start_cycle_;
-  if (own == nullptr || own->decided || !fast || w.room() <= kBatchHeaderBytes + kBatchEntryHeaderBytes) return;
-  std::span<uint8_t> store = ring_.batch(t.cycle, self_).first(std::min(batch_bytes_max_, w.room()));
-  BatchWriter bw(store);
-  const uint16_t taken = proposals_.fill(bw, t.cycle, config_.batch_msgs_max);
-  const size_t len = bw.finish();
-  if (taken == 0 || len == 0) return;
-  w.add_section(SectionType::app_batch, 0, store.first(len));
-  ring_.keep_own(*own, self_, len);
-  own->own_sent = true;
-  counters_.msgs_sent += taken;
+  return own != nullptr && !own->decided && fast && (own->have & node_bit(self_)) == 0;
 }
 
-void OtfpNode::send_copies(const Turn& t, std::span<uint8_t> frame, size_t base) {
+uint16_t OtfpNode::put_own_batch(FrameWriter& w, const Turn& t, uint16_t frames_max) {
+  // The batch, written in place where the instance holds it, cut into segments: the first in
+  // what room frame 0 has left (perhaps no message), the others a frame each, as many as its
+  // messages need. Returns the segments (0: nothing to send after all).
+  OtfpInstance& own = *ring_.held(t.cycle);
+  ring_.begin_own(own, self_);
+  const size_t max = config_.batch_msgs_max;
+  size_t taken = 0;
+  uint16_t used = 0;
+  do {
+    std::span<uint8_t> room = ring_.own_room(own, self_, used);
+    if (used == 0) room = room.first(std::min(room.size(), w.room()));
+    BatchWriter bw(room);
+    taken += proposals_.fill(bw, t.cycle, max - taken);
+    ring_.put_own(own, self_, used++, bw.finish(), bw.count());
+  } while (used < frames_max && taken < max && proposals_.has_unsent());
+  if (taken == 0) {
+    ring_.begin_own(own, self_);  // nothing fitted: no batch in this instance
+    return 0;
+  }
+  ring_.close_own(own, self_, used);
+  w.add_section(SectionType::app_batch, 0, ring_.batch(own, self_).segment(0));
+  own.own_sent = true;
+  counters_.msgs_sent += taken;
+  return used;
+}
+
+void OtfpNode::send_copies(const Turn& t, uint8_t* base, uint16_t segments) {
+  // Copy-major: every frame of copy 0 at its instant, then copy 1's (send-twice per segment).
   const auto copies = static_cast<size_t>(sched_.sends_per_slot());
+  const size_t frame = config_.frame_bytes_max;
   for (size_t copy = 0; copy < copies; ++copy) {
-    std::span<uint8_t> out(tx_bytes_.data() + base + copy * config_.frame_bytes_max, frame.size());
-    if (copy > 0) {
-      std::memcpy(out.data(), frame.data(), frame.size());
-      mark_second_copy(out);
+    const int64_t at = sched_.transmit_ns(t.cycle, self_, static_cast<int>(copy));
+    for (uint16_t j = 0; j < segments; ++j) {
+      std::span<uint8_t> out(base + (copy * own_frames_ + j) * frame, tx_len_[j]);
+      if (copy > 0) {
+        std::memcpy(out.data(), base + j * frame, out.size());
+        mark_second_copy(out);
+      }
+      actions_.tx.push_back({at, t.cycle, static_cast<uint8_t>(copy), out});
+      ++counters_.frames_tx;
     }
-    actions_.tx.push_back({sched_.transmit_ns(t.cycle, self_, static_cast<int>(copy)), t.cycle,
-                           static_cast<uint8_t>(copy), out});
-    ++counters_.frames_tx;
   }
 }
 
-// Batches this node serves again (seed 002 §5.5) go in a frame of their own after the slot's
-// copies: a whole batch never fits next to this node's own sections. Sent once; a lost one is
-// asked for again.
-void OtfpNode::transmit_retransmissions(const Turn& t, size_t at) {
-  if (serve_count_ == 0) return;
-  std::span<uint8_t> buf(tx_bytes_.data() + at, config_.frame_bytes_max);
-  FrameWriter w(buf);
-  w.begin(header(t, 1, 2));
+// Segments this node serves again (seed 002 §5.5) go in aux frames after the slot's copies:
+// each request's segments in order, as many frames as the owed segments need, at most
+// aux_frames_max_. Sent once; a lost one is asked for again. Returns the frames built at `at`.
+size_t OtfpNode::build_retransmissions(const Turn& t, uint8_t* at) {
+  const size_t frame = config_.frame_bytes_max;
   uint8_t state[kOtfpStateBytes];
   write_state(state, low_, ballot_seen_);
-  w.add_section(SectionType::otfp_state, 0, state);
-  size_t served = 0;
-  for (; served < serve_count_; ++served) {
-    const OtfpRequest& r = serve_[served];
-    const OtfpInstance* in = ring_.held(r.instance);
-    if (in == nullptr || (in->have & node_bit(r.sender)) == 0) continue;
-    const std::span<const uint8_t> batch = ring_.stored(*in, r.sender);
-    if (w.room() < kOtfpDataHeader + batch.size()) break;  // the rest in the next slot
-    auto body = w.open_section(SectionType::retransmit_data, 0, kOtfpDataHeader + batch.size());
-    write_data_header(body, r.sender, r.instance);
-    std::memcpy(body.data() + kOtfpDataHeader, batch.data(), batch.size());
-    w.close_section(kOtfpDataHeader + batch.size());
-    ++counters_.retransmit_served;
+  size_t frames = 0;
+  size_t q = 0;  // requests done
+  while (q < serve_count_ && frames < aux_frames_max_) {
+    FrameWriter w(std::span<uint8_t>(at + frames * frame, frame));
+    FrameHeader h = header(t, 0, 1);
+    h.flags = kFlagAux;
+    w.begin(h);
+    w.add_section(SectionType::otfp_state, 0, state);
+    size_t sections = 0;
+    for (; q < serve_count_; ++q) {
+      const OtfpRequest& r = serve_[q];
+      const OtfpInstance* in = ring_.held(r.instance);
+      if (in == nullptr || (in->have & node_bit(r.sender)) == 0) continue;
+      const Reassembly& b = ring_.batch(*in, r.sender);
+      const uint16_t last = std::min<uint16_t>(r.last, static_cast<uint16_t>(b.count() - 1));
+      uint16_t& next = serve_next_[q];
+      for (; next <= last; ++next) {
+        const std::span<const uint8_t> seg = b.segment(next);
+        if (w.room() < kOtfpDataHeader + seg.size()) break;  // the rest in the next frame
+        auto body = w.open_section(SectionType::retransmit_data, 0, kOtfpDataHeader + seg.size());
+        write_data_header(body, {r.sender, r.instance, next, b.count()});
+        std::memcpy(body.data() + kOtfpDataHeader, seg.data(), seg.size());
+        w.close_section(kOtfpDataHeader + seg.size());
+        ++sections;
+        ++counters_.retransmit_served;
+      }
+      if (next <= last) break;  // this frame is full
+    }
+    tx_len_[own_frames_ * static_cast<size_t>(sched_.sends_per_slot()) + frames] = static_cast<uint32_t>(w.finish());
+    if (sections > 0) ++frames;
+    if (sections == 0) break;  // nothing left that this node holds
   }
-  std::copy(serve_.begin() + static_cast<std::ptrdiff_t>(served), serve_.begin() + static_cast<std::ptrdiff_t>(serve_count_),
-            serve_.begin());
-  serve_count_ -= served;
-  const size_t len = w.finish();
-  TOB_ASSERT(len > 0);
-  const auto copies = sched_.sends_per_slot();
-  const int64_t tx_ns = std::min(sched_.transmit_ns(t.cycle, self_, copies), sched_.slot_end_ns(t.cycle, self_) - 1);
-  actions_.tx.push_back({tx_ns, t.cycle, static_cast<uint8_t>(copies), buf.first(len)});
-  ++counters_.frames_tx;
+  std::copy(serve_.begin() + static_cast<std::ptrdiff_t>(q), serve_.begin() + static_cast<std::ptrdiff_t>(serve_count_), serve_.begin());
+  std::copy(serve_next_.begin() + static_cast<std::ptrdiff_t>(q), serve_next_.begin() + static_cast<std::ptrdiff_t>(serve_count_),
+            serve_next_.begin());
+  serve_count_ -= q;
+  return frames;
+}
+
+void OtfpNode::send_retransmissions(const Turn& t, uint8_t* at, size_t frames) {
+  // Numbered among the slot's aux frames, after its copies, before the slot ends.
+  const size_t first = own_frames_ * static_cast<size_t>(sched_.sends_per_slot());
+  const int64_t tx_ns = std::min(sched_.transmit_ns(t.cycle, self_, sched_.sends_per_slot()), sched_.slot_end_ns(t.cycle, self_) - 1);
+  for (size_t k = 0; k < frames; ++k) {
+    std::span<uint8_t> out(at + k * config_.frame_bytes_max, tx_len_[first + k]);
+    renumber_segments(out, static_cast<uint16_t>(k), static_cast<uint16_t>(frames));
+    actions_.tx.push_back({tx_ns, t.cycle, static_cast<uint8_t>(sched_.sends_per_slot()), out});
+    ++counters_.frames_tx;
+  }
 }
 
 }  // namespace tob::core

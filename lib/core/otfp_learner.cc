@@ -78,10 +78,13 @@ void OtfpNode::deliver_ready() {
     if (in == nullptr || !in->decided || !OtfpRing::holds_all(*in, in->decision.mask)) return;
     // Bounded output per call: a whole instance or none of it (the rest at the next call).
     const size_t room = actions_.deliveries.capacity() - actions_.deliveries.size();
-    if (room < config_.batch_msgs_max * static_cast<size_t>(std::popcount(in->decision.mask))) return;
+    size_t messages = 0;
+    for (uint64_t m = in->decision.mask; m != 0; m &= m - 1)
+      messages += ring_.batch(*in, static_cast<NodeId>(std::countr_zero(m))).messages();
+    if (room < messages) return;
     if (ring_.value_of(*in, in->decision.mask) != in->decision) {
       // Bodies that do not match the decided digest: fetch the decided ones.
-      in->have &= ~in->decision.mask;
+      ring_.forget(*in, in->decision.mask);
       in->request_cycle = -1;
       return;
     }
@@ -95,17 +98,16 @@ void OtfpNode::deliver(OtfpInstance& in) {
   const int64_t release_ns = sched_.cycle_start_ns(in.id + kappa_ + 2);
   for (uint64_t m = in.decision.mask; m != 0; m &= m - 1) {
     const auto s = static_cast<NodeId>(std::countr_zero(m));
-    BatchReader reader(ring_.stored(in, s));
     const int64_t turn_seq = sched_.turn_of(in.id, s).seq;
-    for (AppMessage am; reader.next(am);) {
+    const int64_t decided_ns = sched_.transmit_ns(in.id + kappa_, s);
+    ring_.batch(in, s).for_each_message([&](const AppMessage& am) {
       if (already_delivered(s, am.msg_id)) {
         ++counters_.duplicates_dropped;
-        continue;
+        return;
       }
-      actions_.deliveries.push_back({s, in.id, turn_seq, sched_.transmit_ns(in.id + kappa_, s), am.msg_id,
-                                     am.submit_ns, am.client, am.payload, release_ns});
+      actions_.deliveries.push_back({s, in.id, turn_seq, decided_ns, am.msg_id, am.submit_ns, am.client, am.payload, release_ns});
       ++counters_.msgs_delivered;
-    }
+    });
   }
 }
 
@@ -183,8 +185,16 @@ void OtfpNode::on_request(const OtfpRequest& r) {
   const OtfpInstance* in = ring_.held(r.instance);
   if (target != self_ || in == nullptr || (in->have & node_bit(r.sender)) == 0) return;
   for (size_t q = 0; q < serve_count_; ++q)
-    if (serve_[q].instance == r.instance && serve_[q].sender == r.sender) return;  // already owed
-  if (serve_count_ < serve_.size()) serve_[serve_count_++] = r;
+    if (serve_[q].instance == r.instance && serve_[q].sender == r.sender) {  // already owed: widen it
+      serve_[q].first = std::min(serve_[q].first, r.first);
+      serve_[q].last = std::max(serve_[q].last, r.last);
+      serve_next_[q] = std::min(serve_next_[q], r.first);
+      return;
+    }
+  if (serve_count_ < serve_.size()) {
+    serve_next_[serve_count_] = r.first;
+    serve_[serve_count_++] = r;
+  }
 }
 
 }  // namespace tob::core

@@ -29,6 +29,10 @@ inline constexpr int kRequestRetryCycles = 2;
 // retransmission partition had time to reach every acceptor, twice (N attempts each).
 inline constexpr int proposal_patience_cycles(int nodes) { return 2 * (kRecoveryCycles + nodes * kRequestRetryCycles); }
 
+// Frames a slot carries besides its copies for retransmissions (the slot budget counts them);
+// a node owed more borrows up to half of its own batch's frames.
+inline constexpr int kAuxFramesMin = 1;
+
 // Bounded sections per frame (frame room permitting; the rest goes in a later slot).
 inline constexpr size_t kVotesPerFrame = 24;
 inline constexpr size_t kRequestsPerFrame = 32;

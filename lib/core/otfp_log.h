@@ -5,7 +5,8 @@
 //   format  (4)  magic "OTFP" u32 | version u16        first record of every log
 //   promise (1)  ballot u32                            phase 1b promise
 //   vote    (2)  Vote (otfp_wire.h, 28 bytes)          phase 2b, before it leaves the node
-//   batch   (3)  instance u64 | sender u8 | batch body the batches a vote names
+//   batch   (3)  instance u64 | sender u8 | index u16 | count u16 | body
+//                segment `index` of `count` of a batch a vote names (one record per segment)
 //
 // A torn or corrupt tail ends the log at the last good record: nothing after it was acted on,
 // because the node acts on a record only once the driver reported it durable (Engine::on_durable).
@@ -23,12 +24,13 @@ namespace tob::core {
 enum class OtfpRecord : uint8_t { promise = 1, vote = 2, batch = 3, format = 4 };
 
 inline constexpr uint32_t kOtfpLogMagic = 0x4F544650;  // "OTFP"
+// 3: batch records hold one segment each (2 held whole one-frame batches).
 // 2: ballots are round << 7 | coordinator << 1 | classic (1 had round << 8 | classic << 7 | coordinator).
-inline constexpr uint16_t kOtfpLogVersion = 2;
+inline constexpr uint16_t kOtfpLogVersion = 3;
 inline constexpr size_t kOtfpRecordHeader = 3;   // kind u8, length u16
 inline constexpr size_t kOtfpRecordTrailer = 4;  // CRC32C
 inline constexpr size_t kOtfpFormatBytes = 6;
-inline constexpr size_t kOtfpBatchRecordHead = 9;  // instance u64, sender u8
+inline constexpr size_t kOtfpBatchRecordHead = 13;  // instance u64, sender u8, index u16, count u16
 
 // Bytes of `log` up to the first torn or corrupt record (length or CRC32C wrong): what replay
 // uses. A node truncates its log file to this before appending again, so that records written

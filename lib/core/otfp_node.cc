@@ -15,23 +15,40 @@ using otfp::node_bit;
 
 namespace {
 
-// Header, CRC, the state section, and the data section's headers of a retransmission frame:
-// a batch must fit one (a whole batch never fits beside a slot frame's other sections).
-constexpr size_t kRetransmitOverhead =
+// Header, CRC, the state section and a data section's headers: what a frame spends besides one
+// segment of a batch when it serves that segment again (an aux frame). A slot frame spends less,
+// so a segment of this size fits either, and any segment can be served in a frame of its own.
+constexpr size_t kSegmentOverhead =
     kMinFrameBytes + kSectionHeaderBytes + kOtfpStateBytes + kSectionHeaderBytes + kOtfpDataHeader;
+// The most the instances held may reserve for batches (kOtfpRing x every sender's segments).
+constexpr size_t kHoldBytesMax = size_t{1} << 30;
+
+std::vector<uint16_t> segments_of(const NodeConfig& c, int nodes) {
+  std::vector<uint16_t> f(static_cast<size_t>(nodes));
+  for (NodeId k = 0; k < nodes; ++k) f[k] = static_cast<uint16_t>(c.frames_per_copy(k));
+  return f;
+}
 
 }  // namespace
 
-Result<std::unique_ptr<OtfpNode>> OtfpNode::create(const NodeConfig& config, std::span<const uint8_t> log) {
+Result<std::unique_ptr<OtfpNode>> OtfpNode::create(const NodeConfig& given, std::span<const uint8_t> log) {
+  const NodeConfig config = budget_config(given);
   auto ok = config.validate();
   if (!ok) return ok.error();
-  const size_t need = kRetransmitOverhead + kBatchHeaderBytes + kBatchEntryHeaderBytes + config.payload_bytes_max;
+  const size_t need = kSegmentOverhead + kBatchHeaderBytes + kBatchEntryHeaderBytes + config.payload_bytes_max;
   if (config.frame_bytes_max < need)
     return Error{"otfp: frame size " + std::to_string(config.frame_bytes_max) +
                  " bytes cannot carry one message of the maximum payload (needs " + std::to_string(need) + " bytes)"};
   if (config.queue_msgs_max > otfp::kDedupBits)
     return Error{"otfp: queue must hold at most " + std::to_string(otfp::kDedupBits) +
                  " messages (duplicate detection covers that many ids per sender)"};
+  const auto nodes = static_cast<int>(config.schedule.slots.size());
+  size_t hold = 0;
+  for (uint16_t f : segments_of(config, nodes)) hold += static_cast<size_t>(kOtfpRing) * f * (config.frame_bytes_max - kSegmentOverhead);
+  if (hold > kHoldBytesMax)
+    return Error{"otfp: the " + std::to_string(kOtfpRing) + " instances a node holds would reserve " +
+                 std::to_string(hold >> 20) + " MiB for batches (more than " + std::to_string(kHoldBytesMax >> 20) +
+                 " MiB): lower [limits] slot_frames or batch_msgs"};
   auto sched = Schedule::create(config.schedule);
   std::unique_ptr<OtfpNode> node(new OtfpNode(config, std::move(sched.value())));
   auto reader = OtfpLogReader::open(log);
@@ -47,6 +64,11 @@ Result<std::unique_ptr<OtfpNode>> OtfpNode::create(const NodeConfig& config, std
   return node;
 }
 
+NodeConfig OtfpNode::budget_config(NodeConfig c) {
+  c.aux_frames += otfp::kAuxFramesMin;
+  return c;
+}
+
 OtfpNode::OtfpNode(const NodeConfig& config, Schedule sched)
     : config_(config),
       sched_(std::move(sched)),
@@ -55,16 +77,21 @@ OtfpNode::OtfpNode(const NodeConfig& config, Schedule sched)
       quorum_(2 * sched_.node_count() / 3 + 1),
       kappa_(config.kappa),
       window_(config.otfp_window),
-      batch_bytes_max_(config.frame_bytes_max - kRetransmitOverhead),
+      own_frames_(static_cast<uint16_t>(config.frames_per_copy(config.self))),
       proposals_(config.queue_msgs_max, config.queue_bytes_max, config.payload_bytes_max),
-      ring_(sched_.node_count(), config.frame_bytes_max - kRetransmitOverhead) {
+      ring_(sched_.node_count(), segments_of(config, sched_.node_count()), config.frame_bytes_max - kSegmentOverhead) {
   // Quorums (seed 002 §4, [18]): fast and classic of equal size floor(2N/3) + 1, so that any two
   // quorums intersect (2Q > N) and any two intersect every third (3Q > 2N).
   TOB_ASSERT(2 * quorum_ > n_ && 3 * quorum_ > 2 * n_);
   if (config_.stall_limit_ns == 0) config_.stall_limit_ns = sched_.cycle_ns();
   next_msg_id_ = config_.first_msg_id;
   const auto copies = static_cast<size_t>(sched_.sends_per_slot());
-  tx_bytes_.resize(2 * (copies + 1) * config_.frame_bytes_max);  // two turns: copies + a retransmission frame
+  // Retransmissions may borrow up to half of the own batch's frames (each frame of it costs one
+  // per copy) besides the frame the budget counts for them.
+  aux_frames_max_ = otfp::kAuxFramesMin + copies * (own_frames_ / 2u);
+  turn_frames_ = copies * own_frames_ + aux_frames_max_;
+  tx_bytes_.resize(2 * turn_frames_ * config_.frame_bytes_max);  // two turns
+  tx_len_.resize(turn_frames_);
   delivered_bits_.assign(static_cast<size_t>(n_) * otfp::kDedupWords, 0);
   own_votes_.resize(kOwnVotesMax);
   peer_low_.fill(0);
@@ -72,11 +99,13 @@ OtfpNode::OtfpNode(const NodeConfig& config, Schedule sched)
   scratch_votes_.reserve(static_cast<size_t>(kOtfpRing));
   scratch_decisions_.reserve(otfp::kVotesPerFrame);
   scratch_requests_.reserve(otfp::kRequestsPerFrame);
-  actions_.tx.reserve(2 * copies * 4);
+  actions_.tx.reserve(4 * turn_frames_);
   actions_.deliveries.reserve(4 * static_cast<size_t>(n_) * config_.batch_msgs_max);
   actions_.events.reserve(64);
   actions_.undelivered.reserve(16);
-  actions_.persist.reserve(static_cast<size_t>(n_) * (config_.frame_bytes_max + 64) + 4096);
+  size_t segments = 0;
+  for (NodeId k = 0; k < n_; ++k) segments += ring_.segments_max(k);
+  actions_.persist.reserve(segments * (config_.frame_bytes_max + 64) + 4096);
   state_ = SelfState::member;
 }
 
@@ -252,12 +281,13 @@ bool OtfpNode::replay(std::span<const uint8_t> log) {
         on_vote(self_, v);  // durable: it counts
         break;
       }
-      case OtfpRecord::batch: {
+      case OtfpRecord::batch: {  // one segment of a batch a vote names
         if (body.size() < kOtfpBatchRecordHead) break;
         const auto i = static_cast<int64_t>(load_be64(body.data()));
         const NodeId s = body[8];
         if (i < 0 || s >= n_) break;
-        if (OtfpInstance* in = ring_.open(i); in != nullptr) ring_.store(*in, s, body.subspan(kOtfpBatchRecordHead));
+        if (OtfpInstance* in = ring_.open(i); in != nullptr)
+          ring_.store_segment(*in, s, load_be16(body.data() + 9), load_be16(body.data() + 11), body.subspan(kOtfpBatchRecordHead));
         break;
       }
       default: return false;  // a record this version does not know: refuse rather than guess

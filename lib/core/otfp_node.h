@@ -47,6 +47,9 @@ class OtfpObserver {
 class OtfpNode final : public Engine {
  public:
   static Result<std::unique_ptr<OtfpNode>> create(const NodeConfig& config, std::span<const uint8_t> log = {});
+  // The configuration the engine budgets its slots with: the given one, its slot carrying one
+  // retransmission frame besides its copies (otfp::kAuxFramesMin).
+  static NodeConfig budget_config(NodeConfig config);
 
   void on_time(int64_t now_ns) override;
   FrameVerdict on_frame(const FrameView& frame, int64_t rx_ns) override;
@@ -142,9 +145,11 @@ class OtfpNode final : public Engine {
   void put_proposals(FrameWriter& w);
   void put_votes_and_decisions(FrameWriter& w);
   void put_requests(FrameWriter& w);
-  void put_own_batch(FrameWriter& w, const Turn& t);
-  void send_copies(const Turn& t, std::span<uint8_t> frame, size_t base);
-  void transmit_retransmissions(const Turn& t, size_t buffer_offset);
+  bool may_propose(const Turn& t);
+  uint16_t put_own_batch(FrameWriter& w, const Turn& t, uint16_t frames_max);
+  void send_copies(const Turn& t, uint8_t* base, uint16_t segments);
+  size_t build_retransmissions(const Turn& t, uint8_t* at);
+  void send_retransmissions(const Turn& t, uint8_t* at, size_t frames);
   FrameHeader header(const Turn& t, uint16_t segment_index, uint16_t segment_count) const;
 
   NodeConfig config_;
@@ -154,7 +159,9 @@ class OtfpNode final : public Engine {
   int quorum_;
   int kappa_;
   int window_;
-  size_t batch_bytes_max_;
+  uint16_t own_frames_;         // frames per copy of this node's slot (its budget)
+  size_t aux_frames_max_;       // retransmission frames per slot: 1, plus at most half the own batch's
+  size_t turn_frames_;          // frames of one own turn: copies x own frames + aux frames
   SelfState state_ = SelfState::listening;
 
   bool started_ = false;
@@ -195,6 +202,7 @@ class OtfpNode final : public Engine {
   int64_t answer_next_ = 0;
   bool answer_done_ = false;
   std::array<OtfpRequest, otfp::kServeMax> serve_{};  // retransmissions this node owes
+  std::array<uint16_t, otfp::kServeMax> serve_next_{};  // the next segment of each to send
   size_t serve_count_ = 0;
 
   // Coordinator.
@@ -219,8 +227,9 @@ class OtfpNode final : public Engine {
   std::vector<uint64_t> delivered_bits_;             // per sender: bitmap of the ids below it
 
   OtfpRing ring_;
-  std::vector<uint8_t> tx_bytes_;
+  std::vector<uint8_t> tx_bytes_;   // two own turns of turn_frames_ frames
   int tx_turn_ = 0;
+  std::vector<uint32_t> tx_len_;     // lengths of the frames of the turn being built
   std::vector<OtfpVote> scratch_votes_;
   std::vector<OtfpVote> scratch_decisions_;
   std::vector<OtfpRequest> scratch_requests_;

@@ -11,13 +11,17 @@
 
 namespace tob::core {
 
-OtfpRing::OtfpRing(int nodes, size_t batch_bytes_max)
-    : n_(nodes),
-      batch_bytes_max_(batch_bytes_max),
-      slots_(static_cast<size_t>(kOtfpRing)),
-      bytes_(static_cast<size_t>(kOtfpRing) * static_cast<size_t>(nodes) * batch_bytes_max) {
-  TOB_ASSERT(nodes > 0 && nodes <= kMaxNodes);
+OtfpRing::OtfpRing(int nodes, std::span<const uint16_t> segments, size_t segment_bytes)
+    : n_(nodes), segment_bytes_(segment_bytes), slots_(static_cast<size_t>(kOtfpRing)) {
+  TOB_ASSERT(nodes > 0 && nodes <= kMaxNodes && segments.size() == static_cast<size_t>(nodes));
+  for (NodeId k = 0; k < n_; ++k) segments_[k] = segments[k];
+  parts_.reserve(static_cast<size_t>(kOtfpRing) * static_cast<size_t>(n_));
+  for (int64_t i = 0; i < kOtfpRing; ++i)
+    for (NodeId k = 0; k < n_; ++k) parts_.emplace_back(segments_[k], segment_bytes_);
 }
+
+OtfpRing::OtfpRing(int nodes, size_t batch_bytes)
+    : OtfpRing(nodes, std::vector<uint16_t>(static_cast<size_t>(nodes), 1), batch_bytes) {}
 
 OtfpInstance* OtfpRing::held(int64_t i) {
   if (i < floor_) return nullptr;
@@ -43,32 +47,65 @@ OtfpInstance* OtfpRing::open(int64_t i) {
   return &in;
 }
 
-std::span<uint8_t> OtfpRing::batch(int64_t i, NodeId sender) {
-  TOB_ASSERT(i >= 0 && sender < n_);
-  const size_t at = static_cast<size_t>(i % kOtfpRing) * static_cast<size_t>(n_) + sender;
-  return {bytes_.data() + at * batch_bytes_max_, batch_bytes_max_};
-}
-
-std::span<const uint8_t> OtfpRing::stored(const OtfpInstance& in, NodeId sender) const {
-  TOB_ASSERT((in.have & (uint64_t{1} << sender)) != 0);
-  const size_t at = static_cast<size_t>(in.id % kOtfpRing) * static_cast<size_t>(n_) + sender;
-  return {bytes_.data() + at * batch_bytes_max_, in.bytes[sender]};
-}
-
-bool OtfpRing::store(OtfpInstance& in, NodeId sender, std::span<const uint8_t> body) {
-  if (sender >= n_ || (in.have & (uint64_t{1} << sender)) != 0 || body.size() > batch_bytes_max_) return false;
-  uint16_t count = 0;
-  if (!validate_batch(body, &count) || count == 0) return false;
-  std::memcpy(batch(in.id, sender).data(), body.data(), body.size());
-  keep_own(in, sender, body.size());
-  return true;
-}
-
-void OtfpRing::keep_own(OtfpInstance& in, NodeId sender, size_t bytes) {
-  TOB_ASSERT(bytes <= batch_bytes_max_ && bytes <= UINT16_MAX);
+OtfpRing::Store OtfpRing::store_segment(OtfpInstance& in, NodeId sender, uint16_t index, uint16_t count,
+                                        std::span<const uint8_t> body) {
+  if (sender >= n_) return Store::refused;
+  if ((in.have & (uint64_t{1} << sender)) != 0) return Store::duplicate;
+  Reassembly& r = parts(in.id, sender);
+  switch (r.add(in.id, index, count, body)) {
+    case Reassembly::Add::fresh: return Store::fresh;
+    case Reassembly::Add::duplicate: return Store::duplicate;
+    case Reassembly::Add::malformed: return Store::refused;
+    case Reassembly::Add::complete: break;
+  }
+  if (r.count() == 1 && r.messages() == 0) {  // a slot without messages carries no batch
+    r.reset(in.id);
+    return Store::refused;
+  }
   in.have |= uint64_t{1} << sender;
-  in.bytes[sender] = static_cast<uint16_t>(bytes);
-  in.crc[sender] = crc32c(batch(in.id, sender).first(bytes));
+  in.crc[sender] = r.crc();
+  return Store::complete;
+}
+
+bool OtfpRing::has_segment(const OtfpInstance& in, NodeId sender, uint16_t index) const {
+  return sender < n_ && ((in.have >> sender & 1u) != 0 || parts(in.id, sender).has(in.id, index));
+}
+
+bool OtfpRing::missing(const OtfpInstance& in, NodeId sender, uint16_t& first, uint16_t& last) const {
+  if (sender >= n_ || (in.have >> sender & 1u) != 0) return false;
+  return parts(in.id, sender).missing(in.id, first, last);
+}
+
+void OtfpRing::forget(OtfpInstance& in, uint64_t mask) {
+  for (uint64_t m = mask & ((n_ == 64 ? ~uint64_t{0} : (uint64_t{1} << n_) - 1)); m != 0; m &= m - 1)
+    parts(in.id, static_cast<NodeId>(std::countr_zero(m))).reset(in.id);
+  in.have &= ~mask;
+}
+
+void OtfpRing::begin_own(OtfpInstance& in, NodeId self) {
+  TOB_ASSERT(self < n_ && (in.have >> self & 1u) == 0);
+  parts(in.id, self).reset(in.id);
+}
+
+std::span<uint8_t> OtfpRing::own_room(OtfpInstance& in, NodeId self, uint16_t j) {
+  TOB_ASSERT(self < n_ && j < segments_[self]);
+  return parts(in.id, self).room(j);
+}
+
+void OtfpRing::put_own(OtfpInstance& in, NodeId self, uint16_t j, size_t bytes, uint16_t messages) {
+  parts(in.id, self).put(j, bytes, messages);
+}
+
+void OtfpRing::close_own(OtfpInstance& in, NodeId self, uint16_t segments) {
+  Reassembly& r = parts(in.id, self);
+  r.close(segments);
+  in.have |= uint64_t{1} << self;
+  in.crc[self] = r.crc();
+}
+
+const Reassembly& OtfpRing::batch(const OtfpInstance& in, NodeId sender) const {
+  TOB_ASSERT(sender < n_ && (in.have >> sender & 1u) != 0);
+  return parts(in.id, sender);
 }
 
 OtfpValue OtfpRing::value_of(const OtfpInstance& in, uint64_t mask) const {

@@ -1,7 +1,8 @@
 // The instances an otfp node holds (docs/protocol-otfp.md "Instances and memory"): a ring of
 // kOtfpRing consecutive instances with, for each, the batches received, the acceptor's vote,
 // the learner's tally, the coordinator's reports and proposal, and retransmission state; plus
-// the batch bytes. Allocated at start, never after.
+// the batches, each put back together from its segments (core/segments.h: a slot's batch may
+// span several frames). Allocated at start, never after.
 //
 // The ring only moves forward. Opening instance i forgets everything at or below i - kOtfpRing:
 // the acceptor's *floor* rises past it, and below its floor an acceptor neither votes nor
@@ -16,6 +17,7 @@
 
 #include "core/otfp_wire.h"
 #include "core/schedule.h"
+#include "core/segments.h"
 
 namespace tob::core {
 
@@ -29,10 +31,10 @@ struct OtfpPeerVote {
 
 struct OtfpInstance {
   int64_t id = -1;
-  // Batches of this instance this node holds (seed 002 §5.2: a value names them by sender).
+  // Batches of this instance this node holds whole, every segment (seed 002 §5.2: a value names
+  // them by sender), and the CRC32C of each (over its segments in order).
   uint64_t have = 0;
   std::array<uint32_t, kMaxNodes> crc{};
-  std::array<uint16_t, kMaxNodes> bytes{};
 
   // Acceptor (seed 002 §4): its latest vote, and a phase 2a waiting for the batches it names.
   uint32_t voted_ballot = 0;
@@ -68,7 +70,10 @@ struct OtfpInstance {
 
 class OtfpRing {
  public:
-  OtfpRing(int nodes, size_t batch_bytes_max);
+  // A batch of sender k spans at most segments[k] segments of segment_bytes each.
+  OtfpRing(int nodes, std::span<const uint16_t> segments, size_t segment_bytes);
+  // One segment per batch (tests).
+  OtfpRing(int nodes, size_t batch_bytes);
 
   // nullptr when the ring does not hold i.
   OtfpInstance* held(int64_t i);
@@ -81,14 +86,31 @@ class OtfpRing {
   // The lowest instance the ring can still open while `newest` is open.
   static int64_t oldest_with(int64_t newest) { return newest - kOtfpRing + 1; }
 
-  std::span<uint8_t> batch(int64_t i, NodeId sender);
-  std::span<const uint8_t> stored(const OtfpInstance& in, NodeId sender) const;
-  // Keeps a valid, non-empty batch of `sender` for the instance (false: already held, too big
-  // or not a batch).
-  bool store(OtfpInstance& in, NodeId sender, std::span<const uint8_t> body);
-  // Records a batch written in place through batch() (this node's own).
-  void keep_own(OtfpInstance& in, NodeId sender, size_t bytes);
-  size_t batch_bytes_max() const { return batch_bytes_max_; }
+  enum class Store : uint8_t { fresh, duplicate, complete, refused };
+  // Segment `index` of `count` of `sender`'s batch for the instance. The batch is held (`have`,
+  // its CRC) once every segment is here; a one-segment batch must carry a message. Refused: not
+  // a batch, too big, numbers out of range or unlike the other segments'.
+  Store store_segment(OtfpInstance& in, NodeId sender, uint16_t index, uint16_t count, std::span<const uint8_t> body);
+  // A whole one-segment batch (true when it completed the batch).
+  bool store(OtfpInstance& in, NodeId sender, std::span<const uint8_t> body) {
+    return store_segment(in, sender, 0, 1, body) == Store::complete;
+  }
+  // Segment `index` of the batch is here (the second copy of a segment is then a duplicate).
+  bool has_segment(const OtfpInstance& in, NodeId sender, uint16_t index) const;
+  // The segments of the sender's batch still missing (false: held whole).
+  bool missing(const OtfpInstance& in, NodeId sender, uint16_t& first, uint16_t& last) const;
+  // Drops what is held of the senders in `mask` (bodies unlike a value's: fetched again).
+  void forget(OtfpInstance& in, uint64_t mask);
+  // This node's own batch, written in place: begin_own, then per segment own_room(j) and
+  // put_own(j, bytes, messages), then close_own(segments) makes it held.
+  void begin_own(OtfpInstance& in, NodeId self);
+  std::span<uint8_t> own_room(OtfpInstance& in, NodeId self, uint16_t j);
+  void put_own(OtfpInstance& in, NodeId self, uint16_t j, size_t bytes, uint16_t messages);
+  void close_own(OtfpInstance& in, NodeId self, uint16_t segments);
+  // A held batch, its segments and messages.
+  const Reassembly& batch(const OtfpInstance& in, NodeId sender) const;
+  size_t segment_bytes_max() const { return segment_bytes_; }
+  uint16_t segments_max(NodeId sender) const { return segments_[sender]; }
 
   // The value naming the batches of `mask` as this node holds them (digest over sender and CRC).
   OtfpValue value_of(const OtfpInstance& in, uint64_t mask) const;
@@ -97,12 +119,19 @@ class OtfpRing {
  private:
   OtfpInstance& slot(int64_t i) { return slots_[static_cast<size_t>(i % kOtfpRing)]; }
   const OtfpInstance& slot(int64_t i) const { return slots_[static_cast<size_t>(i % kOtfpRing)]; }
+  Reassembly& parts(int64_t i, NodeId sender) {
+    return parts_[static_cast<size_t>(i % kOtfpRing) * static_cast<size_t>(n_) + sender];
+  }
+  const Reassembly& parts(int64_t i, NodeId sender) const {
+    return parts_[static_cast<size_t>(i % kOtfpRing) * static_cast<size_t>(n_) + sender];
+  }
 
   int n_;
-  size_t batch_bytes_max_;
+  size_t segment_bytes_;
+  std::array<uint16_t, kMaxNodes> segments_{};
   int64_t floor_ = 0;
   std::vector<OtfpInstance> slots_;
-  std::vector<uint8_t> bytes_;  // kOtfpRing x N x batch_bytes_max
+  std::vector<Reassembly> parts_;  // kOtfpRing x N: each sender's batch of each instance held
 };
 
 }  // namespace tob::core

@@ -42,6 +42,8 @@ size_t write_requests(std::span<uint8_t> out, std::span<const OtfpRequest> reque
     p[9] = requests[k].attempt;
     p[10] = requests[k].target;
     p[11] = 0;
+    store_be16(p + 12, requests[k].first);
+    store_be16(p + 14, requests[k].last);
   }
   return n;
 }
@@ -74,12 +76,14 @@ size_t write_phase1b(std::span<uint8_t> out, const Phase1bPart& part, std::span<
   return n;
 }
 
-size_t write_data_header(std::span<uint8_t> out, NodeId sender, int64_t instance) {
+size_t write_data_header(std::span<uint8_t> out, const OtfpData& d) {
   if (out.size() < kOtfpDataHeader) return 0;
-  out[0] = sender;
+  out[0] = d.sender;
   out[1] = 0;
-  store_be16(out.data() + 2, 0);
-  store_be64(out.data() + 4, static_cast<uint64_t>(instance));
+  store_be16(out.data() + 2, d.index);
+  store_be64(out.data() + 4, static_cast<uint64_t>(d.instance));
+  store_be16(out.data() + 12, d.count);
+  store_be16(out.data() + 14, 0);
   return kOtfpDataHeader;
 }
 
@@ -115,7 +119,7 @@ bool read_requests(std::span<const uint8_t> body, size_t& count, std::span<const
 OtfpRequest request_at(std::span<const uint8_t> entries, size_t k) {
   TOB_ASSERT((k + 1) * kOtfpRequestBytes <= entries.size());
   const uint8_t* p = entries.data() + k * kOtfpRequestBytes;
-  return {static_cast<int64_t>(load_be64(p)), p[8], p[9], p[10]};
+  return {static_cast<int64_t>(load_be64(p)), p[8], p[9], p[10], load_be16(p + 12), load_be16(p + 14)};
 }
 
 bool read_state(std::span<const uint8_t> body, int64_t& low, uint32_t& ballot_seen) {
@@ -152,12 +156,14 @@ bool read_phase1b(std::span<const uint8_t> body, Phase1b& out) {
   return true;
 }
 
-bool read_data(std::span<const uint8_t> body, NodeId& sender, int64_t& instance, std::span<const uint8_t>& batch) {
+bool read_data(std::span<const uint8_t> body, OtfpData& d, std::span<const uint8_t>& batch) {
   if (body.size() < kOtfpDataHeader) return false;
-  sender = body[0];
-  instance = static_cast<int64_t>(load_be64(body.data() + 4));
+  d.sender = body[0];
+  d.index = load_be16(body.data() + 2);
+  d.instance = static_cast<int64_t>(load_be64(body.data() + 4));
+  d.count = load_be16(body.data() + 12);
   batch = body.subspan(kOtfpDataHeader);
-  return sender < kMaxNodes;
+  return d.sender < kMaxNodes && d.count > 0 && d.index < d.count;
 }
 
 }  // namespace tob::core

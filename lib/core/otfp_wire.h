@@ -6,7 +6,8 @@
 //   vote     (2)   count u16 | 0 u16 | count x Vote            (phase 2b)
 //   phase2a  (3)   count u16 | 0 u16 | count x Vote            (coordinator proposals)
 //   request  (4)   count u16 | 0 u16 | count x Request         (retransmission requests)
-//   data     (5)   sender u8 | 0 u8 | 0 u16 | instance u64 | batch body    (retransmission)
+//   data     (5)   sender u8 | 0 u8 | index u16 | instance u64 | count u16 | 0 u16 | body
+//                  (retransmission: segment `index` of `count` of the sender's batch)
 //   phase1a  (9)   ballot u32 | low u64                        (12 bytes)
 //   phase1b  (10)  ballot u32 | last u8 | 0 u8 | count u16 | highest u64 | from u64 | to u64 | count x Vote
 //                  one part of the acceptor's answer: every vote it holds for the instances in
@@ -16,8 +17,9 @@
 //   decided  (13)  count u16 | 0 u16 | count x Vote            (decisions, for nodes behind)
 //
 //   Vote    = instance u64 | ballot u32 | mask u64 | digest u64     (28 bytes)
-//   Request = instance u64 | sender u8 | attempt u8 | target u8 | 0 u8   (12 bytes; target 0xFF:
-//             the partition's acceptor for the attempt)
+//   Request = instance u64 | sender u8 | attempt u8 | target u8 | 0 u8 | first u16 | last u16
+//             (16 bytes; target 0xFF: the partition's acceptor for the attempt; the segments
+//             wanted, first..last of the batch, 0..0xFFFF when the requester knows none)
 #pragma once
 
 #include <cstddef>
@@ -46,16 +48,26 @@ struct OtfpRequest {
   NodeId sender = 0;
   uint8_t attempt = 0;
   NodeId target = kNoNode;  // the acceptor asked; kNoNode: (sender + instance + attempt) mod N
+  uint16_t first = 0;       // segments wanted (inclusive)
+  uint16_t last = UINT16_MAX;
+};
+
+// A retransmitted segment: segment `index` of `count` of `sender`'s batch of `instance`.
+struct OtfpData {
+  NodeId sender = 0;
+  int64_t instance = 0;
+  uint16_t index = 0;
+  uint16_t count = 1;
 };
 
 inline constexpr size_t kOtfpVoteBytes = 28;
-inline constexpr size_t kOtfpRequestBytes = 12;
+inline constexpr size_t kOtfpRequestBytes = 16;
 inline constexpr size_t kOtfpListHeader = 4;
 inline constexpr size_t kOtfpStateBytes = 12;
 inline constexpr size_t kOtfpPhase1aBytes = 12;
 inline constexpr size_t kOtfpAnyBytes = 12;
 inline constexpr size_t kOtfpPhase1bHeader = 32;
-inline constexpr size_t kOtfpDataHeader = 12;
+inline constexpr size_t kOtfpDataHeader = 16;
 
 // Ballots: round << 7 | coordinator << 1 | classic, ordered as integers (protocol-otfp.md
 // "Ballots"): rounds first, then the coordinator, then classic above fast. The classic ballot
@@ -90,7 +102,7 @@ struct Phase1bPart {
   int64_t to = 0;
 };
 size_t write_phase1b(std::span<uint8_t> out, const Phase1bPart& part, std::span<const OtfpVote> votes);
-size_t write_data_header(std::span<uint8_t> out, NodeId sender, int64_t instance);
+size_t write_data_header(std::span<uint8_t> out, const OtfpData& d);
 
 // Readers: false when the body is malformed.
 class VoteList {
@@ -115,6 +127,7 @@ struct Phase1b {
 // Also refuses a part whose range is empty or whose votes lie outside it or are not in
 // increasing instance order.
 bool read_phase1b(std::span<const uint8_t> body, Phase1b& out);
-bool read_data(std::span<const uint8_t> body, NodeId& sender, int64_t& instance, std::span<const uint8_t>& batch);
+// False unless the header is whole and names a segment of a batch (index < count).
+bool read_data(std::span<const uint8_t> body, OtfpData& d, std::span<const uint8_t>& batch);
 
 }  // namespace tob::core

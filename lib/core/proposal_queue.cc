@@ -1,5 +1,7 @@
 #include "core/proposal_queue.h"
 
+#include <algorithm>
+
 #include "core/result.h"
 
 namespace tob::core {
@@ -21,7 +23,8 @@ SubmitStatus ProposalQueue::push(uint16_t client, std::span<const uint8_t> paylo
 uint16_t ProposalQueue::fill(BatchWriter& batch, int64_t instance, size_t max_msgs) {
   TOB_ASSERT(instance >= 0);
   uint16_t taken = 0;
-  for (size_t k = 0; k < queue_.size() && taken < max_msgs; ++k) {
+  size_t k = unsent_from_;  // a slot's batch in several segments fills from where the last one stopped
+  for (; k < queue_.size() && taken < max_msgs; ++k) {
     int64_t& st = state_[index(k)];
     if (st != kUnsent) continue;
     if (!batch.add(queue_.at(k))) break;  // keeps the order: nothing younger jumps ahead
@@ -30,6 +33,7 @@ uint16_t ProposalQueue::fill(BatchWriter& batch, int64_t instance, size_t max_ms
     ++in_flight_;
     --unsent_;
   }
+  unsent_from_ = k;
   return taken;
 }
 
@@ -40,7 +44,10 @@ void ProposalQueue::decided(int64_t instance, bool included) {
     if (st != instance) continue;
     st = included ? kDone : kUnsent;
     --in_flight_;
-    if (!included) ++unsent_;
+    if (!included) {
+      ++unsent_;
+      unsent_from_ = std::min(unsent_from_, k);
+    }
   }
   drop_done_head();
 }
@@ -52,6 +59,7 @@ void ProposalQueue::resend_all() {
   }
   unsent_ += in_flight_;
   in_flight_ = 0;
+  unsent_from_ = 0;
 }
 
 void ProposalQueue::abandon_before(int64_t instance) {
@@ -61,6 +69,7 @@ void ProposalQueue::abandon_before(int64_t instance) {
     st = kUnsent;
     --in_flight_;
     ++unsent_;
+    unsent_from_ = std::min(unsent_from_, k);
   }
 }
 
@@ -68,6 +77,7 @@ void ProposalQueue::drop_done_head() {
   while (!queue_.empty() && state_[head_] == kDone) {
     queue_.pop();
     head_ = (head_ + 1) % state_.size();
+    unsent_from_ = unsent_from_ > 0 ? unsent_from_ - 1 : 0;
   }
 }
 

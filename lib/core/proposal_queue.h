@@ -45,6 +45,7 @@ class ProposalQueue {
   SubmitQueue queue_;             // payload storage and FIFO order (its own send cursor unused)
   std::vector<int64_t> state_;    // per entry, same ring positions as the queue: instance or kUnsent/kDone
   size_t head_ = 0;               // ring position of the queue's oldest entry
+  size_t unsent_from_ = 0;        // no entry before this one (from the head) is unsent: fill starts here
   size_t in_flight_ = 0;
   size_t unsent_ = 0;
 };

@@ -10,7 +10,7 @@ namespace tob::core {
 Reassembly::Reassembly(size_t segments_max, size_t segment_bytes_max)
     : segments_max_(segments_max),
       stride_(segment_bytes_max),
-      bytes_store_(segments_max * segment_bytes_max),
+      bytes_store_(new uint8_t[segments_max * segment_bytes_max]),
       len_(segments_max, 0),
       have_((segments_max + 63) / 64, 0) {
   TOB_ASSERT(segments_max >= 1 && segments_max <= UINT16_MAX);
@@ -46,7 +46,7 @@ Reassembly::Add Reassembly::add(int64_t cycle, uint16_t index, uint16_t count, s
 
 std::span<uint8_t> Reassembly::room(uint16_t j) {
   TOB_ASSERT(j < segments_max_);
-  return {bytes_store_.data() + static_cast<size_t>(j) * stride_, stride_};
+  return {bytes_store_.get() + static_cast<size_t>(j) * stride_, stride_};
 }
 
 void Reassembly::put(uint16_t j, size_t length, uint16_t entries) {
@@ -72,7 +72,23 @@ uint32_t Reassembly::crc() const {
 
 std::span<const uint8_t> Reassembly::segment(uint16_t j) const {
   TOB_ASSERT(j < count_);
-  return {bytes_store_.data() + static_cast<size_t>(j) * stride_, len_[j]};
+  return {bytes_store_.get() + static_cast<size_t>(j) * stride_, len_[j]};
+}
+
+bool Reassembly::has(int64_t cycle, uint16_t j) const {
+  if (cycle != cycle_) return false;
+  return complete_ || (j < segments_max_ && (have_[j / 64] & (uint64_t{1} << (j % 64))) != 0);
+}
+
+bool Reassembly::missing(int64_t cycle, uint16_t& lo, uint16_t& hi) const {
+  if (cycle == cycle_ && complete_) return false;
+  lo = 0;
+  hi = UINT16_MAX;
+  if (cycle != cycle_ || count_ == 0) return true;
+  const auto held = [&](uint16_t j) { return (have_[j / 64] & (uint64_t{1} << (j % 64))) != 0; };
+  for (lo = 0; held(lo); ++lo) {}
+  for (hi = static_cast<uint16_t>(count_ - 1); held(hi); --hi) {}
+  return true;
 }
 
 }  // namespace tob::core

@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -54,6 +55,13 @@ class Reassembly {
   uint32_t crc() const;
   // The body of segment j (complete batches; j < count()).
   std::span<const uint8_t> segment(uint16_t j) const;
+  // Segment j of `cycle`'s batch is here (or the batch is complete).
+  bool has(int64_t cycle, uint16_t j) const;
+  // The lowest and highest segment of `cycle`'s batch still missing: [0, 0xFFFF] when nothing
+  // (so no count) is known yet; false when complete.
+  bool missing(int64_t cycle, uint16_t& lo, uint16_t& hi) const;
+  size_t segments_max() const { return segments_max_; }
+  size_t segment_bytes_max() const { return stride_; }
 
   // Every message of a complete batch, in segment then entry order.
   template <class F>
@@ -67,7 +75,7 @@ class Reassembly {
  private:
   size_t segments_max_;
   size_t stride_;
-  std::vector<uint8_t> bytes_store_;
+  std::unique_ptr<uint8_t[]> bytes_store_;  // not initialised: pages are touched as segments land
   std::vector<uint32_t> len_;
   std::vector<uint64_t> have_;  // bitmap over segment indexes
   int64_t cycle_ = INT64_MIN;

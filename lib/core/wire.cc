@@ -99,6 +99,7 @@ bool FrameView::find_section(SectionType type, SectionView& out) const {
 
 bool FrameWriter::begin(const FrameHeader& h) {
   pos_ = 0;
+  reserved_ = 0;
   sections_ = 0;
   open_ = false;
   failed_ = false;
@@ -125,7 +126,7 @@ bool FrameWriter::begin(const FrameHeader& h) {
 }
 
 size_t FrameWriter::room() const {
-  const size_t used = pos_ + kSectionHeaderBytes + kTrailerBytes;
+  const size_t used = pos_ + kSectionHeaderBytes + kTrailerBytes + reserved_;
   if (failed_ || open_ || buf_.size() < used) return 0;
   return std::min(buf_.size() - used, kMaxSectionBody);
 }
@@ -166,9 +167,23 @@ bool FrameWriter::add_section(SectionType type, uint8_t flags, std::span<const u
   return true;
 }
 
+bool FrameWriter::set_segments(uint16_t index, uint16_t count) {
+  if (failed_ || pos_ == 0 || count == 0 || index >= count) return false;
+  store_be16(buf_.data() + 16, index);
+  store_be16(buf_.data() + 18, count);
+  return true;
+}
+
 void mark_second_copy(std::span<uint8_t> frame) {
   TOB_ASSERT(frame.size() >= kMinFrameBytes);
   frame[7] |= kFlagSecondCopy;
+  store_be32(frame.data() + frame.size() - kTrailerBytes, crc32c(frame.first(frame.size() - kTrailerBytes)));
+}
+
+void renumber_segments(std::span<uint8_t> frame, uint16_t index, uint16_t count) {
+  TOB_ASSERT(frame.size() >= kMinFrameBytes && index < count);
+  store_be16(frame.data() + 16, index);
+  store_be16(frame.data() + 18, count);
   store_be32(frame.data() + frame.size() - kTrailerBytes, crc32c(frame.first(frame.size() - kTrailerBytes)));
 }
 

@@ -4,7 +4,7 @@
 //
 // off len field
 //   0   2 magic 0x70B1            20   8 view vector
-//   2   1 version (1)             28   1 stage
+//   2   1 version (2)             28   1 stage
 //   3   1 kind (1 slot, 2 ic)     29   1 suspected node (0xFF none)
 //   4   2 cluster id              30   2 section count
 //   6   1 sender node id          32   4 section bytes
@@ -27,7 +27,9 @@
 namespace tob::core {
 
 inline constexpr uint16_t kFrameMagic = 0x70B1;
-inline constexpr uint8_t kWireVersion = 1;
+// 2: otfp slots in several frames (a batch cut into segments, retransmissions in aux frames
+// with segment numbers in their data sections); 1 had one frame per slot and copy.
+inline constexpr uint8_t kWireVersion = 2;
 inline constexpr uint16_t kEtherType = 0x88B5;
 inline constexpr size_t kHeaderBytes = 36;
 inline constexpr size_t kSectionHeaderBytes = 4;
@@ -48,7 +50,9 @@ enum class FrameKind : uint8_t { slot = 1, ic = 2 };
 // Stage of a node in the MARS membership (seed 000 §6.1, table 6.2).
 enum class Stage : uint8_t { inactive = 0, active = 1, member = 2 };
 
-enum FrameFlags : uint8_t { kFlagSecondCopy = 1u << 0 };
+// second copy: the same frame sent again (send-twice); aux: a frame of the slot besides its
+// copies (otfp retransmissions), numbered among the slot's aux frames, never a batch segment.
+enum FrameFlags : uint8_t { kFlagSecondCopy = 1u << 0, kFlagAux = 1u << 1 };
 
 enum class SectionType : uint8_t {
   app_batch = 1,
@@ -128,6 +132,9 @@ DecodeResult decode_frame(std::span<const uint8_t> bytes);
 // Turns an encoded frame into its second copy of a send-twice pair (seed 000 §5.1): sets the
 // flag and reseals the CRC, which covers it.
 void mark_second_copy(std::span<uint8_t> frame);
+// Rewrites an encoded frame's segment numbers and reseals the CRC (frames numbered once the
+// slot knows how many it has).
+void renumber_segments(std::span<uint8_t> frame, uint16_t index, uint16_t count);
 
 // Builds one frame in a caller buffer. Sections are written in place:
 //   FrameWriter w(buf); w.begin(h); auto body = w.open_section(t, 0, max); ...; w.close_section(n);
@@ -142,14 +149,22 @@ class FrameWriter {
   std::span<uint8_t> open_section(SectionType type, uint8_t flags, size_t max_body);
   void close_section(size_t body_bytes);
   bool add_section(SectionType type, uint8_t flags, std::span<const uint8_t> body);
-  // Remaining room for section bodies, accounting for the next section header and trailer.
+  // Remaining room for section bodies, accounting for the next section header and trailer
+  // and for what reserve() keeps back.
   size_t room() const;
+  // Keeps `bytes` out of room() until reserved again (0 releases it): a section written last
+  // that must fit whatever the sections before it take.
+  void reserve(size_t bytes) { reserved_ = bytes; }
+  // Rewrites the header's segment numbers before finish() (a count known only once the
+  // sections are written).
+  bool set_segments(uint16_t index, uint16_t count);
   size_t finish();
   bool failed() const { return failed_; }
 
  private:
   std::span<uint8_t> buf_;
   size_t pos_ = 0;
+  size_t reserved_ = 0;
   size_t open_at_ = 0;
   uint16_t sections_ = 0;
   bool open_ = false;

@@ -13,12 +13,13 @@ const char* to_string(OtfpMix m) {
     case OtfpMix::hard: return "hard";
     case OtfpMix::liveness: return "liveness";
     case OtfpMix::chaos: return "chaos";
+    case OtfpMix::segments: return "segments";
   }
   return "unknown";
 }
 
 bool parse_otfp_mix(std::string_view name, OtfpMix* out) {
-  for (OtfpMix m : {OtfpMix::hard, OtfpMix::liveness, OtfpMix::chaos})
+  for (OtfpMix m : {OtfpMix::hard, OtfpMix::liveness, OtfpMix::chaos, OtfpMix::segments})
     if (name == to_string(m)) {
       *out = m;
       return true;
@@ -38,7 +39,7 @@ Scenario otfp_mix(OtfpMix mix, uint64_t seed) {
   Scenario s;
   s.seed = seed;
   s.order = core::Order::otfp;
-  s.nodes = mix == OtfpMix::hard || mix == OtfpMix::chaos ? static_cast<int>(r.range(3, 7)) : static_cast<int>(r.range(4, 7));
+  s.nodes = mix != OtfpMix::liveness ? static_cast<int>(r.range(3, 7)) : static_cast<int>(r.range(4, 7));
   s.cycle_ns = s.nodes * 250'000;
   s.cycles = 200;
   s.drain_cycles = 80;
@@ -51,8 +52,14 @@ Scenario otfp_mix(OtfpMix mix, uint64_t seed) {
   s.restart_cycles_max = 15;
   s.torn_tail = 0.5;
   switch (mix) {
+    case OtfpMix::segments:
+      s.node_template.frame_bytes_max = static_cast<size_t>(r.range(700, 1500));
+      s.node_template.payload_bytes_max = 120;
+      s.node_template.rate_mbps = 1000;
+      s.load = between(r, 15, 50);
+      [[fallthrough]];
     case OtfpMix::hard:
-      s.loss = between(r, 0, 0.30);
+      s.loss = between(r, 0, mix == OtfpMix::hard ? 0.30 : 0.15);
       if (r.chance(0.5)) s.burst = between(r, 0, 0.5);
       s.dup = between(r, 0, 0.05);
       s.corrupt = between(r, 0, 0.01);
@@ -103,11 +110,11 @@ std::string describe(const Scenario& s) {
                 "%d nodes, %" PRId64 "+%" PRId64 " cycles of %" PRId64 " ns, kappa %d, load %.2f; loss %.3f burst %.2f dup %.3f "
                 "corrupt %.4f; crashes %.4f/node/cycle, <= %d down, restart %" PRId64 "-%" PRId64 " cycles (never %.2f); "
                 "fsync %" PRId64 "-%" PRId64 " ns, torn %.2f; stalls %.4f up to %" PRId64 " cycles; drift %.1f ppm, offset %" PRId64
-                " ns",
+                " ns; frame %zu bytes at %" PRId64 " Mbit/s",
                 s.nodes, s.cycles, s.drain_cycles, s.cycle_ns, s.node_template.kappa, s.load, s.loss, s.burst, s.dup, s.corrupt,
                 s.crash_rate, s.crash_down_max, s.restart_cycles_min, s.restart_cycles_max, s.crash_permanent,
                 s.fsync_ns_min, s.fsync_ns_max, s.torn_tail, s.stall_rate, s.stall_cycles_max, s.drift_ppm_max,
-                s.clock_offset_ns_max);
+                s.clock_offset_ns_max, s.node_template.frame_bytes_max, s.node_template.rate_mbps);
   return buf;
 }
 

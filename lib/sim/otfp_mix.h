@@ -9,6 +9,10 @@
 //             stated bound (kOtfpLivenessCycles).
 //   chaos     beyond it: up to N - 1 down at once (all come back), loss up to 40% with bursts,
 //             frequent stalls: safety must hold, and everything is delivered after the drain.
+//   segments  the hard mix with slots of several frames: frames of 700-1500 bytes at 1 Gbit/s,
+//             loads of 15-50 messages per node and cycle, so that a batch spans several
+//             segments and a lost segment (both copies) makes the batch missing at a receiver,
+//             fetched again segment by segment (docs/protocol-otfp.md "A slot in several frames").
 #pragma once
 
 #include <cstdint>
@@ -20,7 +24,7 @@
 
 namespace tob::sim {
 
-enum class OtfpMix : uint8_t { hard, liveness, chaos };
+enum class OtfpMix : uint8_t { hard, liveness, chaos, segments };
 const char* to_string(OtfpMix m);
 bool parse_otfp_mix(std::string_view name, OtfpMix* out);
 

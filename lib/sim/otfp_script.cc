@@ -93,6 +93,7 @@ struct Rule {
   bool any_section = true;
   core::SectionType section{};
   int64_t count = -1;  // slot frames (sender, cycle) it may still take; -1 unlimited
+  int segment = -1;    // only the slot frame carrying this segment (never an aux frame); -1 any
   std::set<std::pair<int, int64_t>> taken;
 };
 
@@ -238,9 +239,11 @@ void Script::cluster(const std::vector<std::string>& w) {
   if (o.count("kappa")) config_.kappa = static_cast<int>(to_int(o["kappa"], "kappa"));
   if (o.count("frame")) config_.frame_bytes_max = static_cast<size_t>(to_int(o["frame"], "frame"));
   if (o.count("window")) config_.otfp_window = static_cast<int>(to_int(o["window"], "window"));
+  if (o.count("rate")) config_.rate_mbps = to_int(o["rate"], "rate");
   config_.payload_bytes_max = 64;
   for (const auto& [key, value] : o)
-    if (key != "nodes" && key != "kappa" && key != "frame" && key != "window") fail("unknown cluster option '" + key + "'");
+    if (key != "nodes" && key != "kappa" && key != "frame" && key != "window" && key != "rate")
+      fail("unknown cluster option '" + key + "'");
   auto sched = core::Schedule::create(config_.schedule);
   if (!sched) fail(sched.error().message);
   sched_ = std::make_unique<core::Schedule>(std::move(sched.value()));
@@ -315,6 +318,7 @@ bool Script::dropped(int from, int to, const core::FrameView& v) {
   const auto cycle = static_cast<int64_t>(v.header.cycle);
   for (Rule& r : rules_) {
     if ((r.from >= 0 && r.from != from) || (r.to >= 0 && r.to != to) || cycle < r.lo || cycle > r.hi) continue;
+    if (r.segment >= 0 && ((v.header.flags & core::kFlagAux) != 0 || v.header.segment_index != r.segment)) continue;
     core::SectionView s;
     if (!r.any_section && !v.find_section(r.section, s)) continue;
     const std::pair<int, int64_t> slot{from, cycle};
@@ -433,7 +437,7 @@ void Script::step(const std::vector<std::string>& w) {
     return;
   }
   if (cmd == "drop") {
-    if (w.size() < 2) fail("drop FROM->TO [cycles=A[..B]] [only=SECTION] [count=N]");
+    if (w.size() < 2) fail("drop FROM->TO [cycles=A[..B]] [only=SECTION] [count=N] [segment=J]");
     const size_t arrow = w[1].find("->");
     if (arrow == std::string::npos) fail("drop needs FROM->TO, got '" + w[1] + "'");
     Rule r;
@@ -453,6 +457,8 @@ void Script::step(const std::vector<std::string>& w) {
         r.section = it->second;
       } else if (k == "count") {
         r.count = to_int(v, "count");
+      } else if (k == "segment") {
+        r.segment = static_cast<int>(to_int(v, "segment"));
       } else {
         fail("unknown drop option '" + k + "'");
       }

@@ -5,14 +5,16 @@
 // that no two node incarnations decided different values for an instance and that deliveries
 // agree in order; `expect` lines check what the scenario is about.
 //
-//   cluster nodes=4 [kappa=2] [frame=1500] [window=32]   first line: the cluster
+//   cluster nodes=4 [kappa=2] [frame=1500] [window=32] [rate=MBPS]   first line: the cluster
+//                                     (rate: the ports' rate, a slot in several frames)
 //   submit NODE [COUNT]               messages for NODE's queue (ids count up per node)
 //   run CYCLES                        time moves on by CYCLES cycles
 //   run to C[.K]                      ... to the start of cycle C (or the end of node K's slot in it)
-//   drop FROM->TO [cycles=A[..B]] [only=SECTION] [count=N]
+//   drop FROM->TO [cycles=A[..B]] [only=SECTION] [count=N] [segment=J]
 //                                     lose the frames FROM sends TO (a node or *) in those cycles,
 //                                     only those carrying SECTION (state, batch, vote, 2a, request,
-//                                     data, 1a, 1b, any, decided), the first N slot frames only
+//                                     data, 1a, 1b, any, decided), the first N slot frames only,
+//                                     only the slot frames of segment J (both copies)
 //   heal                              no more drop rules
 //   crash NODE [torn=BYTES]           NODE stops; its unsynced records are lost (or their first
 //                                     BYTES survive, a torn write)

@@ -138,7 +138,7 @@ int main(int argc, char** argv) {
   write("bad-empty", {});
   write("bad-too-short-39", Bytes(header_only.begin(), header_only.end() - 1));
   write("bad-magic", patched(one, 0, 0x71, false));
-  write("bad-version", patched(one, 2, 2, false));
+  write("bad-version", patched(one, 2, 1, false));  // version 1, before otfp segments
   write("bad-kind", patched(one, 3, 3, true));
   write("bad-sender-64", patched(one, 6, 64, true));
   write("bad-segment-count-0", patched(header_only, 19, 0, true));

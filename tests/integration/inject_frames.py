@@ -102,7 +102,7 @@ VLAN_TAG_BYTES = 4
 CLUSTER_MAC = bytes.fromhex("011b19000000")
 INJECTOR_MAC = bytes.fromhex("020000000099")
 FRAME_MAGIC = 0x70B1
-WIRE_VERSION = 1
+WIRE_VERSION = 2
 KIND_SLOT = 1
 KIND_IC = 2  # interactive-consistency round data (core/ic_wire.h): a known kind
 HEADER_BYTES = 36
@@ -462,7 +462,7 @@ def build_bad_magic(ctx: Ctx, rng: random.Random, i: int) -> bytes:
 
 
 def build_bad_version(ctx: Ctx, rng: random.Random, i: int) -> bytes:
-    version = [0, 2, 0xFF][i % 3] if i % 4 else rng.randrange(2, 256)
+    version = [0, 1, 0xFF][i % 3] if i % 4 else rng.randrange(3, 256)
     return ether(base_payload(ctx, rng, i, version=version))
 
 
@@ -843,13 +843,13 @@ def summarize(ctx: Ctx, args: argparse.Namespace, planned: Sequence[Planned], se
 # --- self-test -------------------------------------------------------------------------------
 
 # Frozen bytes of tests/unit/test_wire.cc (kGoldenA, kGoldenB, kGoldenC).
-GOLDEN_A = ("70b10101 0102 03 00 0000000000000005 0000 0001 000000000000000f 02 ff 0000 00000000"
-            " e2166390")
-GOLDEN_B = ("70b10101 0001 02 00 0000000000000007 0000 0001 0000000000000007 02 ff 0002 0000003f"
+GOLDEN_A = ("70b10201 0102 03 00 0000000000000005 0000 0001 000000000000000f 02 ff 0000 00000000"
+            " 610bffe3")
+GOLDEN_B = ("70b10201 0001 02 00 0000000000000007 0000 0001 0000000000000007 02 ff 0002 0000003f"
             " 08 00 0008 000000000000000b 01 00 002f 0002 0000 0000000000000010 00000000000003e8"
-            " 0005 0003 616263 0000000000000011 ffffffffffffffff 0006 0000 20846eab")
-GOLDEN_C = ("70b10101 beef 01 01 0102030405060708 0001 0002 8000000000000001 01 04 0001 00000004"
-            " 07 00 0000 281c4cd7")
+            " 0005 0003 616263 0000000000000011 ffffffffffffffff 0006 0000 fb30a110")
+GOLDEN_C = ("70b10201 beef 01 01 0102030405060708 0001 0002 8000000000000001 01 04 0001 00000004"
+            " 07 00 0000 ec8cacb7")
 
 
 def golden_frames() -> dict[str, bytes]:
@@ -970,7 +970,7 @@ def self_test() -> int:
     for cnt in (0, 1, 3, 0xFFFF):
         check(f"section count {cnt} of 2", err(patched(b, 30, ">H", cnt)) == "section_count")
     check("no sections, count 1", decode_frame(encode_frame(raw, section_count=1)).error == "section_count")
-    patches = ((0, ">H", 0x71B1), (0, ">H", 0xB170), (2, "B", 0), (2, "B", 2), (3, "B", 0), (3, "B", 3))
+    patches = ((0, ">H", 0x71B1), (0, ">H", 0xB170), (2, "B", 0), (2, "B", 1), (3, "B", 0), (3, "B", 3))
     check("magic, version, kind", [err(patched(b, at, fmt, v)) for at, fmt, v in patches]
           == ["bad_magic"] * 2 + ["bad_version"] * 2 + ["bad_kind"] * 2)
 

@@ -47,7 +47,7 @@ TEST_CASE("ic frame: byte-exact header, chunk header and trailer", "[wire][ic]")
   const auto frames = encode({{9, 1, msg}}, p);
   REQUIRE(frames.size() == 1);
   const Bytes want = from_hex(
-      "70b1 01 02 0001 02 00"      // magic, version 1, kind 2 (ic), cluster 1, sender 2, flags
+      "70b1 02 02 0001 02 00"      // magic, version 2, kind 2 (ic), cluster 1, sender 2, flags
       "000000000000000a"           // cycle 10
       "0000 0001"                  // segment 0 of 1
       "0000000000000000 00 ff"     // no view vector, stage 0, no suspect

@@ -187,7 +187,7 @@ TEST_CASE("the ring stores a batch once, refuses what is not a batch, and digest
   CHECK(v.mask == 0b100);
   CHECK(v.digest != 0);
   CHECK(ring.value_of(in, 0) == OtfpValue{});
-  CHECK(Bytes(ring.stored(in, 2).begin(), ring.stored(in, 2).end()) == batch);
+  CHECK(Bytes(ring.batch(in, 2).segment(0).begin(), ring.batch(in, 2).segment(0).end()) == batch);
 }
 
 }  // namespace tob::core

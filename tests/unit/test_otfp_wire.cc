@@ -32,6 +32,8 @@ void check_request(const OtfpRequest& got, const OtfpRequest& want) {
   CHECK(got.sender == want.sender);
   CHECK(got.attempt == want.attempt);
   CHECK(got.target == want.target);
+  CHECK(got.first == want.first);
+  CHECK(got.last == want.last);
 }
 
 std::vector<OtfpVote> random_votes(std::mt19937_64& rng, size_t n) {
@@ -77,9 +79,9 @@ bool requests_parse(const Bytes& body) {
 // --- sizes ---------------------------------------------------------------------------------
 
 static_assert(kOtfpVoteBytes == 8 + 4 + 8 + 8);
-static_assert(kOtfpRequestBytes == 8 + 1 + 1 + 2);
+static_assert(kOtfpRequestBytes == 8 + 1 + 1 + 2 + 2 + 2);
 static_assert(kOtfpPhase1bHeader == 4 + 1 + 1 + 2 + 8 + 8 + 8);
-static_assert(kOtfpDataHeader == 1 + 1 + 2 + 8);
+static_assert(kOtfpDataHeader == 1 + 1 + 2 + 8 + 2 + 2);
 static_assert(kOtfpStateBytes == 8 + 4);
 static_assert(kOtfpPhase1aBytes == 4 + 8 && kOtfpAnyBytes == 4 + 8);
 
@@ -265,13 +267,13 @@ TEST_CASE("vote list writer refuses a too small output or more than 65535 votes"
 // --- retransmission requests ------------------------------------------------------------------
 
 TEST_CASE("request list has the documented layout and round trips", "[otfp_wire]") {
-  const std::vector<OtfpRequest> reqs = {{0x10, 3, 2}, {-5, 63, 255, 7}, {0x7FFFFFFFFFFFFFFF, 0, 0, 0}};
+  const std::vector<OtfpRequest> reqs = {{0x10, 3, 2}, {-5, 63, 255, 7, 2, 9}, {0x7FFFFFFFFFFFFFFF, 0, 0, 0, 0x0102, 0x0304}};
   Bytes body(kOtfpListHeader + reqs.size() * kOtfpRequestBytes);
   REQUIRE(write_requests(body, reqs) == body.size());
   CHECK(to_hex(body) == to_hex(from_hex("0003 0000"
-                                        "0000000000000010 03 02 ff 00"   // target: the partition's
-                                        "fffffffffffffffb 3f ff 07 00"
-                                        "7fffffffffffffff 00 00 00 00")));
+                                        "0000000000000010 03 02 ff 00 0000 ffff"  // target: the partition's; every segment
+                                        "fffffffffffffffb 3f ff 07 00 0002 0009"
+                                        "7fffffffffffffff 00 00 00 00 0102 0304")));
   size_t count = 0;
   std::span<const uint8_t> entries;
   REQUIRE(read_requests(body, count, entries));
@@ -508,54 +510,59 @@ TEST_CASE("phase 1b writer refuses a too small output or more than 65535 votes",
 TEST_CASE("data header has the documented layout and the batch follows it", "[otfp_wire]") {
   const Bytes batch = from_hex("0001 0000 0000000000000001 0000000000000002 0003 0001 ab");
   Bytes body(kOtfpDataHeader + batch.size());
-  REQUIRE(write_data_header(body, 5, 0x0A0B) == kOtfpDataHeader);
+  REQUIRE(write_data_header(body, {5, 0x0A0B, 2, 7}) == kOtfpDataHeader);
   std::copy(batch.begin(), batch.end(), body.begin() + kOtfpDataHeader);
   CHECK(to_hex(std::span<const uint8_t>(body).first(kOtfpDataHeader)) ==
-        to_hex(from_hex("05 00 0000"            // 0: sender 5, reserved
-                        "0000000000000a0b")));  // 4: instance
-  NodeId sender = 0;
-  int64_t instance = 0;
+        to_hex(from_hex("05 00 0002"             // 0: sender 5, reserved, segment index 2
+                        "0000000000000a0b"       // 4: instance
+                        "0007 0000")));          // 12: of 7 segments, reserved
+  OtfpData d;
   std::span<const uint8_t> got;
-  REQUIRE(read_data(body, sender, instance, got));
-  CHECK(sender == 5);
-  CHECK(instance == 0x0A0B);
+  REQUIRE(read_data(body, d, got));
+  CHECK(d.sender == 5);
+  CHECK(d.instance == 0x0A0B);
+  CHECK(d.index == 2);
+  CHECK(d.count == 7);
   CHECK(Bytes(got.begin(), got.end()) == batch);
   CHECK(got.data() == body.data() + kOtfpDataHeader);  // a view into the body, not a copy
 
   // A header with an empty batch is read as such (the batch is validated by its own reader).
   Bytes bare(kOtfpDataHeader);
-  REQUIRE(write_data_header(bare, 63, -2) == kOtfpDataHeader);
-  REQUIRE(read_data(bare, sender, instance, got));
-  CHECK(sender == 63);
-  CHECK(instance == -2);
+  REQUIRE(write_data_header(bare, {63, -2, 0, 1}) == kOtfpDataHeader);
+  REQUIRE(read_data(bare, d, got));
+  CHECK(d.sender == 63);
+  CHECK(d.instance == -2);
   CHECK(got.empty());
 }
 
-TEST_CASE("data reader refuses a short body and a sender outside the node ids", "[otfp_wire]") {
-  NodeId sender = 0;
-  int64_t instance = 0;
+TEST_CASE("data reader refuses a short body, a sender outside the node ids and bad segment numbers", "[otfp_wire]") {
+  OtfpData d;
   std::span<const uint8_t> batch;
-  CHECK_FALSE(read_data({}, sender, instance, batch));
-  CHECK_FALSE(read_data(Bytes(kOtfpDataHeader - 1), sender, instance, batch));
+  CHECK_FALSE(read_data({}, d, batch));
+  CHECK_FALSE(read_data(Bytes(kOtfpDataHeader - 1), d, batch));
   Bytes body(kOtfpDataHeader + 4);
-  REQUIRE(write_data_header(body, 63, 1) == kOtfpDataHeader);
-  CHECK(read_data(body, sender, instance, batch));
+  REQUIRE(write_data_header(body, {63, 1, 0, 1}) == kOtfpDataHeader);
+  CHECK(read_data(body, d, batch));
   for (int s : {64, 65, 127, 128, 254, 255}) {
     INFO("sender " << s);
     body[0] = static_cast<uint8_t>(s);
-    CHECK_FALSE(read_data(body, sender, instance, batch));
+    CHECK_FALSE(read_data(body, d, batch));
   }
   body[0] = 0;
-  CHECK(read_data(body, sender, instance, batch));
-  CHECK(sender == 0);
+  CHECK(read_data(body, d, batch));
+  CHECK(d.sender == 0);
+  REQUIRE(write_data_header(body, {1, 1, 3, 3}) == kOtfpDataHeader);  // index must be below count
+  CHECK_FALSE(read_data(body, d, batch));
+  REQUIRE(write_data_header(body, {1, 1, 0, 0}) == kOtfpDataHeader);
+  CHECK_FALSE(read_data(body, d, batch));
 }
 
 TEST_CASE("data header writer refuses a too small output", "[otfp_wire]") {
   Bytes small(kOtfpDataHeader - 1, 0x99);
-  CHECK(write_data_header(small, 1, 1) == 0);
+  CHECK(write_data_header(small, {1, 1, 0, 1}) == 0);
   CHECK(small == Bytes(kOtfpDataHeader - 1, 0x99));
   Bytes none;
-  CHECK(write_data_header(none, 1, 1) == 0);
+  CHECK(write_data_header(none, {1, 1, 0, 1}) == 0);
 }
 
 // --- random bodies ---------------------------------------------------------------------------

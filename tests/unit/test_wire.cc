@@ -130,16 +130,16 @@ Bytes frame_c() {  // second copy, joining, a suspicion, one empty clock-sync se
 
 // Frozen bytes. Each line is one group of fields at the offsets of docs/wire-format.md.
 const char* const kGoldenA =
-    "70b1 01 01"                // 0: magic, version 1, kind 1 (slot)
+    "70b1 02 01"                // 0: magic, version 2, kind 1 (slot)
     "0102 03 00"                // 4: cluster 0x0102, sender 3, flags 0
     "0000000000000005"          // 8: cycle 5
     "0000 0001"                 // 16: segment 0 of 1
     "000000000000000f"          // 20: view vector: nodes 0..3
     "02 ff 0000 00000000"       // 28: stage member, no suspect, 0 sections, 0 section bytes
-    "e2166390";                 // 36: CRC32C of bytes 0..35
+    "610bffe3";                 // 36: CRC32C of bytes 0..35
 
 const char* const kGoldenB =
-    "70b1 01 01 0001 02 00"     // 0: magic, version, kind, cluster 1, sender 2, flags 0
+    "70b1 02 01 0001 02 00"     // 0: magic, version, kind, cluster 1, sender 2, flags 0
     "0000000000000007"          // 8: cycle 7
     "0000 0001"                 // 16: segment 0 of 1
     "0000000000000007"          // 20: view vector: nodes 0..2
@@ -154,16 +154,16 @@ const char* const kGoldenB =
     "0000000000000011"          // 79: msg id 0x11
     "ffffffffffffffff"          // 87: submit_ns -1
     "0006 0000"                 // 95: client 6, empty payload
-    "20846eab";                 // 99: CRC32C of bytes 0..98
+    "fb30a110";                 // 99: CRC32C of bytes 0..98
 
 const char* const kGoldenC =
-    "70b1 01 01 beef 01 01"     // 0: cluster 0xBEEF, sender 1, flags: second copy
+    "70b1 02 01 beef 01 01"     // 0: cluster 0xBEEF, sender 1, flags: second copy
     "0102030405060708"          // 8: cycle
     "0001 0002"                 // 16: segment 1 of 2
     "8000000000000001"          // 20: view vector: nodes 0 and 63
     "01 04 0001 00000004"       // 28: active (joining), suspects node 4, 1 section, 4 bytes
     "07 00 0000"                // 36: clock-sync section, empty body
-    "281c4cd7";                 // 40: CRC32C of bytes 0..39
+    "ec8cacb7";                 // 40: CRC32C of bytes 0..39
 
 void check_header(const FrameHeader& got, const FrameHeader& want) {
   CHECK(got.kind == want.kind);
@@ -318,10 +318,12 @@ TEST_CASE("decoder rejects a wrong magic, version or kind", "[wire][malformed]")
     f[1] = 0x70;
     CHECK(decode_error(f) == DecodeError::bad_magic);
   }
-  SECTION("version 0 and 2") {
+  SECTION("version 0, 1 (one frame per slot and copy, before otfp's segments) and 3") {
     f[2] = 0;
     CHECK(decode_error(f) == DecodeError::bad_version);
-    f[2] = 2;
+    f[2] = 1;
+    CHECK(decode_error(f) == DecodeError::bad_version);
+    f[2] = 3;
     CHECK(decode_error(f) == DecodeError::bad_version);
   }
   SECTION("kind 0, 3 and 255 (reserved)") {
