@@ -30,7 +30,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "scripts"))
-from tobclient import cluster, telemetry, wait_for  # noqa: E402
+from tobclient import FILE_PREFIX, NETNS_PREFIX, cluster, telemetry, wait_for  # noqa: E402
 
 BUILD = Path(os.environ.get("TOB_BUILD_DIR", REPO / "build"))
 LOAD = BUILD / "app/dpdk-tob-load/dpdk-tob-load"
@@ -46,7 +46,7 @@ def step(rate: float, size: int, args: argparse.Namespace, out: Path) -> dict:
     frames_before, t0 = frames_tx(), time.monotonic()
     procs = []
     for k in range(NODES):
-        cmd = ["ip", "netns", "exec", f"tob-n{k}", str(LOAD), "--proc-type=secondary", f"--file-prefix=tob-node{k}",
+        cmd = ["ip", "netns", "exec", f"{NETNS_PREFIX}{k}", str(LOAD), "--proc-type=secondary", f"--file-prefix={FILE_PREFIX}{k}",
                "--no-pci", "--log-level=lib.eal:error", "--", "--cluster", "netns", "--rate", str(rate),
                "--pattern", "poisson", "--size", str(size), "--seed", str(k + 1), "--duration", str(args.seconds),
                "--drain", "3", "--progress", "0", "--summary", str(out / f"{name}-node{k}.json")]

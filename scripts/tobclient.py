@@ -20,7 +20,9 @@ from pathlib import Path
 from typing import Callable, Mapping
 
 REPO = Path(__file__).resolve().parents[1]
-FILE_PREFIX = "tob-node"  # scripts/cluster.sh: --file-prefix tob-node<K>
+NET = os.environ.get("TOB_NET", "tob")  # scripts/cluster.sh TOB_NET: a second cluster beside the first
+FILE_PREFIX = f"{NET}-node"  # scripts/cluster.sh: --file-prefix tob-node<K>
+NETNS_PREFIX = f"{NET}-n"    # scripts/cluster.sh: node K's namespace tob-n<K>
 
 Msg = tuple[int, int]  # (sender, msg_id)
 

@@ -4,8 +4,12 @@ leaving a cluster behind, ending with the `N passed, M failed` line scripts/test
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import Callable
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
+from tobclient import FILE_PREFIX, NETNS_PREFIX  # noqa: E402
 
 results: list[tuple[str, bool, str]] = []
 
@@ -18,8 +22,8 @@ def check(name: str, ok: bool, detail: str = "") -> bool:
 
 def secondary(node: int, program: Path, *args: str) -> list[str]:
     """The command line of a DPDK secondary process attached to cluster node `node`."""
-    return ["ip", "netns", "exec", f"tob-n{node}", str(program), "--proc-type=secondary",
-            f"--file-prefix=tob-node{node}", "--no-pci", "--log-level=lib.eal:error", "--", *args]
+    return ["ip", "netns", "exec", f"{NETNS_PREFIX}{node}", str(program), "--proc-type=secondary",
+            f"--file-prefix={FILE_PREFIX}{node}", "--no-pci", "--log-level=lib.eal:error", "--", *args]
 
 
 def run_suite(name: str, run_dir: Path, body: Callable[[], None], teardown: Callable[[], None]) -> int:
