@@ -100,6 +100,10 @@ struct TxFrame {
   int64_t cycle;
   uint8_t copy;        // 0 .. sends_per_slot-1
   std::span<const uint8_t> bytes;
+  // It leaves only once every record emitted before it (Actions::persist) is durable: it
+  // carries acceptor state. A frame that carries none (a batch segment, a retransmission) may
+  // leave at once.
+  bool after_records = true;
 };
 
 struct Delivery {

@@ -38,19 +38,8 @@ void OtfpNode::vote(OtfpInstance& in, uint32_t b, const OtfpValue& v) {
     return;
   }
   // The batches it votes for must survive a restart: retransmission depends on them (§5.5).
-  for (uint64_t m = v.mask & ~in.persisted; m != 0; m &= m - 1) {
-    const auto s = static_cast<NodeId>(std::countr_zero(m));
-    const Reassembly& batch = ring_.batch(in, s);
-    uint8_t head[kOtfpBatchRecordHead];
-    store_be64(head, static_cast<uint64_t>(in.id));
-    head[8] = s;
-    store_be16(head + 11, batch.count());
-    for (uint16_t j = 0; j < batch.count(); ++j) {  // one record per segment
-      store_be16(head + 9, j);
-      persist_record(OtfpRecord::batch, head, batch.segment(j));
-    }
-  }
-  in.persisted |= v.mask;
+  // Usually already in the log since they were received (persist_batch).
+  for (uint64_t m = v.mask & ~in.persisted; m != 0; m &= m - 1) persist_batch(in, static_cast<NodeId>(std::countr_zero(m)));
   in.voted_ballot = b;
   in.voted = v;
   highest_voted_ = std::max(highest_voted_, in.id);
@@ -62,6 +51,23 @@ void OtfpNode::vote(OtfpInstance& in, uint32_t b, const OtfpValue& v) {
   // It counts toward a decision once durable (apply_durable); the frames carrying it wait too.
   own_votes_[(own_votes_head_ + own_votes_count_) % own_votes_.size()] = {persisted_bytes_, own};
   ++own_votes_count_;
+}
+
+void OtfpNode::persist_batch(OtfpInstance& in, NodeId s) {
+  // One record per segment. Written when the batch is whole here, kappa cycles before the vote
+  // that names it: the log writer has that long, and the frame carrying the vote waits only for
+  // the vote's own record (and what came just before it), not for every batch at once.
+  if ((in.persisted >> s & 1u) != 0) return;
+  const Reassembly& batch = ring_.batch(in, s);
+  uint8_t head[kOtfpBatchRecordHead];
+  store_be64(head, static_cast<uint64_t>(in.id));
+  head[8] = s;
+  store_be16(head + 11, batch.count());
+  for (uint16_t j = 0; j < batch.count(); ++j) {
+    store_be16(head + 9, j);
+    persist_record(OtfpRecord::batch, head, batch.segment(j));
+  }
+  in.persisted |= node_bit(s);
 }
 
 void OtfpNode::on_durable(uint64_t persist_bytes) {

@@ -156,8 +156,10 @@ void OtfpNode::apply(const FrameView& frame) {
       case SectionType::app_batch:
         // A segment of the sender's batch (the frame's numbers). A sender whose clock is ahead
         // may open cycle c before this node's clock reaches it.
-        if (OtfpInstance* in = ring_.open(c); in != nullptr)
-          ring_.store_segment(*in, s, frame.header.segment_index, frame.header.segment_count, sec.body);
+        if (OtfpInstance* in = ring_.open(c);
+            in != nullptr && ring_.store_segment(*in, s, frame.header.segment_index, frame.header.segment_count, sec.body) ==
+                                 OtfpRing::Store::complete)
+          persist_batch(*in, s);
         break;
       case SectionType::otfp_vote: for_each_vote(sec.body, [&](const OtfpVote& v) { on_vote(s, v); }); break;
       case SectionType::otfp_phase2a:
@@ -179,7 +181,9 @@ void OtfpNode::apply(const FrameView& frame) {
         std::span<const uint8_t> b;
         read_data(sec.body, d, b);
         if (d.instance <= cycle_ + 1)
-          if (OtfpInstance* in = ring_.open(d.instance); in != nullptr) ring_.store_segment(*in, d.sender, d.index, d.count, b);
+          if (OtfpInstance* in = ring_.open(d.instance);
+              in != nullptr && ring_.store_segment(*in, d.sender, d.index, d.count, b) == OtfpRing::Store::complete)
+            persist_batch(*in, d.sender);
         break;
       }
       case SectionType::otfp_phase1a: {
@@ -410,6 +414,7 @@ uint16_t OtfpNode::put_own_batch(FrameWriter& w, const Turn& t, uint16_t frames_
     return 0;
   }
   ring_.close_own(own, self_, used);
+  persist_batch(own, self_);
   w.add_section(SectionType::app_batch, 0, ring_.batch(own, self_).segment(0));
   own.own_sent = true;
   counters_.msgs_sent += taken;
@@ -417,18 +422,21 @@ uint16_t OtfpNode::put_own_batch(FrameWriter& w, const Turn& t, uint16_t frames_
 }
 
 void OtfpNode::send_copies(const Turn& t, uint8_t* base, uint16_t segments) {
-  // Copy-major: every frame of copy 0 at its instant, then copy 1's (send-twice per segment).
+  // Copy-major, each copy's batch segments first and frame 0 last: frame 0 carries the votes,
+  // which wait for the acceptor log; the segments carry no acceptor state and leave at once
+  // (send-twice per segment).
   const auto copies = static_cast<size_t>(sched_.sends_per_slot());
   const size_t frame = config_.frame_bytes_max;
   for (size_t copy = 0; copy < copies; ++copy) {
     const int64_t at = sched_.transmit_ns(t.cycle, self_, static_cast<int>(copy));
-    for (uint16_t j = 0; j < segments; ++j) {
+    for (uint16_t k = 1; k <= segments; ++k) {
+      const uint16_t j = k % segments;  // 1, 2, ..., segments - 1, then 0
       std::span<uint8_t> out(base + (copy * own_frames_ + j) * frame, tx_len_[j]);
       if (copy > 0) {
         std::memcpy(out.data(), base + j * frame, out.size());
         mark_second_copy(out);
       }
-      actions_.tx.push_back({at, t.cycle, static_cast<uint8_t>(copy), out});
+      actions_.tx.push_back({at, t.cycle, static_cast<uint8_t>(copy), out, j == 0});
       ++counters_.frames_tx;
     }
   }
@@ -487,7 +495,7 @@ void OtfpNode::send_retransmissions(const Turn& t, uint8_t* at, size_t frames) {
   for (size_t k = 0; k < frames; ++k) {
     std::span<uint8_t> out(at + k * config_.frame_bytes_max, tx_len_[first + k]);
     renumber_segments(out, static_cast<uint16_t>(k), static_cast<uint16_t>(frames));
-    actions_.tx.push_back({tx_ns, t.cycle, static_cast<uint8_t>(sched_.sends_per_slot()), out});
+    actions_.tx.push_back({tx_ns, t.cycle, static_cast<uint8_t>(sched_.sends_per_slot()), out, false});
     ++counters_.frames_tx;
   }
 }

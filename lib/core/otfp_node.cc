@@ -286,8 +286,13 @@ bool OtfpNode::replay(std::span<const uint8_t> log) {
         const auto i = static_cast<int64_t>(load_be64(body.data()));
         const NodeId s = body[8];
         if (i < 0 || s >= n_) break;
-        if (OtfpInstance* in = ring_.open(i); in != nullptr)
-          ring_.store_segment(*in, s, load_be16(body.data() + 9), load_be16(body.data() + 11), body.subspan(kOtfpBatchRecordHead));
+        const uint16_t j = load_be16(body.data() + 9);
+        OtfpInstance* in = ring_.open(i);
+        if (in == nullptr) break;
+        if (j == 0 && (in->have >> s & 1u) != 0) ring_.forget(*in, node_bit(s));  // a later body of it: the last counts
+        if (ring_.store_segment(*in, s, j, load_be16(body.data() + 11), body.subspan(kOtfpBatchRecordHead)) ==
+            OtfpRing::Store::complete)
+          in->persisted |= node_bit(s);  // in the log already
         break;
       }
       default: return false;  // a record this version does not know: refuse rather than guess

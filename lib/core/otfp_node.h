@@ -104,6 +104,7 @@ class OtfpNode final : public Engine {
 
   // --- otfp_acceptor.cc.
   void vote(OtfpInstance& in, uint32_t b, const OtfpValue& v);
+  void persist_batch(OtfpInstance& in, NodeId sender);
   void fast_votes(int64_t now_cycle);
   void pending_votes(int64_t now_cycle);
   void on_phase1a(uint32_t b, int64_t low);

@@ -80,6 +80,7 @@ void OtfpRing::forget(OtfpInstance& in, uint64_t mask) {
   for (uint64_t m = mask & ((n_ == 64 ? ~uint64_t{0} : (uint64_t{1} << n_) - 1)); m != 0; m &= m - 1)
     parts(in.id, static_cast<NodeId>(std::countr_zero(m))).reset(in.id);
   in.have &= ~mask;
+  in.persisted &= ~mask;  // the body fetched instead goes to the log in its turn
 }
 
 void OtfpRing::begin_own(OtfpInstance& in, NodeId self) {

@@ -249,7 +249,8 @@ void Simulator::handle_actions(int i, int64_t now) {
 void Simulator::hold_or_send(int i, const core::TxFrame& tx, uint32_t frame) {
   SimNode& sn = nodes_[static_cast<size_t>(i)];
   const int64_t at = global_ns(sn, tx.tx_ns);
-  if (sn.log_durable >= sn.log.size() || scenario_.fsync_ns_max == 0) {
+  // A frame without acceptor state (a batch segment, a retransmission) leaves at once.
+  if (!tx.after_records || sn.log_durable >= sn.log.size() || scenario_.fsync_ns_max == 0) {
     push({at, 0, EvType::transmit, static_cast<uint8_t>(i), tx.copy, sn.incarnation, frame, 0});
     return;
   }

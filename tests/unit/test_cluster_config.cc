@@ -445,3 +445,13 @@ TEST_CASE("the queue's defaults follow batch_msgs: four batches; explicit keys w
   CHECK(set.node.queue_msgs_max == 100);
   CHECK(set.node.queue_bytes_max == 5000);
 }
+
+TEST_CASE("the clients' history follows batch_msgs: four cycles of every node's batch; an explicit key wins") {
+  const ClusterConfig small = load_ok_with(kGood, {});
+  CHECK(small.history == 16384);
+  const ClusterConfig big = load_ok_with(kGood, {{"limits.batch_msgs", "4096"}});
+  CHECK(big.history >= 4u * static_cast<uint32_t>(big.nodes) * 4096);
+  CHECK((big.history & (big.history - 1)) == 0);
+  const ClusterConfig set = load_ok_with(kGood, {{"limits.batch_msgs", "4096"}, {"clients.history", "2048"}});
+  CHECK(set.history == 2048);
+}

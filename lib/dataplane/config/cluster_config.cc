@@ -346,20 +346,6 @@ core::Result<ClusterConfig> load_cluster_config(const std::string& path, const O
   auto sched = core::Schedule::create(sc);
   if (!sched) return Error{path + ": schedule: " + sched.error().message, sched.error().code};
 
-  // [clients]: applications attached through include/tob.h.
-  const int64_t cmax_d = c.clients_max;
-  const int64_t cring_d = c.client_ring;
-  const int64_t chist_d = c.history;
-  TRY_INT(cmax, "clients", "max", 0, 16, &cmax_d);
-  TRY_INT(cring, "clients", "ring", 64, 65536, &cring_d);
-  TRY_INT(chist, "clients", "history", 1024, 1 << 20, &chist_d);
-  if ((cring & (cring - 1)) != 0) return rd.error("clients", "ring", std::to_string(cring) + " is not a power of two");
-  if ((chist & (chist - 1)) != 0)
-    return rd.error("clients", "history", std::to_string(chist) + " is not a power of two");
-  c.clients_max = static_cast<int>(cmax);
-  c.client_ring = static_cast<uint32_t>(cring);
-  c.history = static_cast<uint32_t>(chist);
-
   // [limits]
   core::NodeConfig& n = c.node;
   const int64_t frame_d = static_cast<int64_t>(n.frame_bytes_max);
@@ -376,6 +362,25 @@ core::Result<ClusterConfig> load_cluster_config(const std::string& path, const O
   TRY_INT(qmsgs, "limits", "queue_msgs", 1, 1 << 24, &qm_d);
   TRY_INT(qbytes, "limits", "queue_bytes", 1, int64_t{1} << 32, &qb_d);
   TRY_INT(slot_frames, "limits", "slot_frames", 0, core::kSlotFramesMax, &zero);
+
+  // [clients]: applications attached through include/tob.h.
+  const int64_t cmax_d = c.clients_max;
+  const int64_t cring_d = c.client_ring;
+  // The history holds four cycles of every node's largest batch (the defaults, 16384 deliveries,
+  // unless a larger batch_msgs asks for more): a client that reads a cycle late does not lose
+  // what it had not read yet (TOB_EOVERRUN).
+  int64_t chist_d = c.history;
+  while (chist_d < 4 * c.nodes * bmsgs && chist_d < (1 << 20)) chist_d *= 2;
+  TRY_INT(cmax, "clients", "max", 0, 16, &cmax_d);
+  TRY_INT(cring, "clients", "ring", 64, 65536, &cring_d);
+  TRY_INT(chist, "clients", "history", 1024, 1 << 20, &chist_d);
+  if ((cring & (cring - 1)) != 0) return rd.error("clients", "ring", std::to_string(cring) + " is not a power of two");
+  if ((chist & (chist - 1)) != 0)
+    return rd.error("clients", "history", std::to_string(chist) + " is not a power of two");
+  c.clients_max = static_cast<int>(cmax);
+  c.client_ring = static_cast<uint32_t>(cring);
+  c.history = static_cast<uint32_t>(chist);
+
   n.schedule = sc;
   n.cluster_id = c.cluster_id;
   n.frame_bytes_max = static_cast<size_t>(frame);

@@ -13,7 +13,6 @@
 namespace tob::dataplane {
 
 namespace {
-constexpr unsigned kFramesPerStep = 64;
 constexpr unsigned kSubmitsPerStep = 64;
 constexpr size_t kMinEtherFrame = 60;                // without FCS
 constexpr int64_t kDurablePollNs = 50'000;            // otfp: how soon to look again while records sync
@@ -79,7 +78,7 @@ unsigned ControlRole::step(uint64_t& next_due_tsc) {
 }
 
 unsigned ControlRole::take_frames() {
-  RxItem items[kFramesPerStep];
+  RxItem* items = rx_items_.data();
   rte_mbuf* done[kFramesPerStep];
   const unsigned n = rte_ring_dequeue_burst_elem(ctx_.rx_ring, items, sizeof(RxItem), kFramesPerStep, nullptr);
   if (n == 0) return 0;
@@ -257,7 +256,7 @@ bool ControlRole::make_item(const core::TxFrame& f, TxItem& item) {
   item.mbuf = m;
   item.tx_ns = f.tx_ns;
   item.close_ns = ctx_.schedule->slot_end_ns(f.cycle, ctx_.self);
-  item.log_offset = ctx_.log != nullptr ? ctx_.log->appended() : 0;
+  item.log_offset = ctx_.log != nullptr && f.after_records ? ctx_.log->appended() : 0;
   item.copy = f.copy;
   return true;
 }

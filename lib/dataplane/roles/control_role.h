@@ -16,6 +16,7 @@
 // because the TX role sends in ring order and an IC frame ahead of them would hold them back.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -89,6 +90,9 @@ class ControlRole {
   uint64_t ic_last_instance_ = 0;        // for the status snapshot
   int64_t ic_last_finish_ns_ = 0;
   std::unique_ptr<IcKeyGenerator> ic_generator_;  // --ic-gen-keys
+  // One step's received frames (built once: a decoded view has default members).
+  static constexpr unsigned kFramesPerStep = 64;
+  std::array<RxItem, kFramesPerStep> rx_items_{};
 };
 
 }  // namespace tob::dataplane

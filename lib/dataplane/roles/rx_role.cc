@@ -7,14 +7,10 @@
 
 namespace tob::dataplane {
 
-namespace {
-constexpr unsigned kBurstMax = 512;
-}
-
 unsigned RxRole::poll() {
-  rte_mbuf* burst[kBurstMax];
-  RxItem items[kBurstMax];
-  rte_mbuf* drop[kBurstMax];
+  rte_mbuf** burst = burst_.data();
+  RxItem* items = items_.data();
+  rte_mbuf** drop = drop_.data();
   ctx_.rx.polls.add();
   const uint16_t n = rte_eth_rx_burst(ctx_.port_id, 0, burst, ctx_.rx_burst);
   const uint64_t now_tsc = __rdtsc();
