@@ -5,6 +5,7 @@
 # own network: every interface is created inside namespaces this script owns.
 #
 #   scripts/cluster.sh up [N]          create namespaces, write cluster.ini, start N nodes (default 4)
+#                                      and wait until every node answers and all are members
 #   scripts/cluster.sh down            stop every node (SIGTERM, then SIGKILL), remove namespaces
 #   scripts/cluster.sh status          each node's PID, state and last status line
 #   scripts/cluster.sh start K         start node K again (after stop/kill)
