@@ -5,7 +5,7 @@
 --
 -- EtherType 0x88B5, with or without an 802.1Q tag (Wireshark's VLAN dissector hands the inner
 -- EtherType to the same table). Display filter name `tob`; every field is `tob.*`
--- (`tshark -G fields | grep '\ttob\.'` lists them). It shows the header, every section type
+-- (once installed, `tshark -G fields | grep -P '\ttob\.'` lists them). It shows the header, every section type
 -- (application batch and each message, membership, otfp votes, phases, decisions, state,
 -- retransmission requests and data, IC round chunks), second copies, segments, and checks the
 -- CRC32C trailer (tob.crc.status: Good or Bad).
