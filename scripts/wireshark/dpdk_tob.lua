@@ -582,7 +582,13 @@ function tob.dissector(tvb, pinfo, root)
     elseif handler then
       handler(tvb:range(off, 0), st, pinfo, ctx)
     end
-    names[#names + 1] = (stype == 1) and string.format("batch") or name
+    -- Repeated sections in a row (IC chunks, one per section) as one name with a count.
+    local short = (stype == 1) and "batch" or name
+    if #names > 0 and names[#names].name == short then
+      names[#names].count = names[#names].count + 1
+    else
+      names[#names + 1] = { name = short, count = 1 }
+    end
     off = off + SECTION_HEADER_BYTES + slen
   end
   if not refused and found ~= section_count then
@@ -595,7 +601,11 @@ function tob.dissector(tvb, pinfo, root)
   if band(flags, 1) ~= 0 then info = info .. " (2nd copy)" end
   if band(flags, 2) ~= 0 then info = info .. " (aux)" end
   if ctx.messages > 0 then info = info .. string.format(", %d msgs", ctx.messages) end
-  if #names > 0 then info = info .. ": " .. table.concat(names, ", ") end
+  if #names > 0 then
+    local parts = {}
+    for i, n in ipairs(names) do parts[i] = (n.count > 1) and string.format("%s x%d", n.name, n.count) or n.name end
+    info = info .. ": " .. table.concat(parts, ", ")
+  end
   tree:append_text(string.format(", node %d, cycle %s", sender, tostring(cycle)))
 
   if refused then
