@@ -237,7 +237,10 @@ class ClusterTrials:
         return dict(os.environ, TOB_RUN_DIR=str(run_dir), TOB_BUILD_DIR=str(self.build),
                     TOB_CYCLE_NS=str(cycle_ns_for(period_ms, period_cycles)),
                     TOB_CONFIG_TAIL=ic_section(labels, self.args.nodes, period_cycles).replace("\n", "\\n"),
-                    TOB_STATUS_INTERVAL="5")
+                    TOB_STATUS_INTERVAL="5",
+                    # The trial waits for the membership itself and tells a refused configuration
+                    # (a daemon that exits at start) from a cluster that does not form.
+                    TOB_UP_WAIT="0")
 
     def client_cmd(self, k: int, period_ms: int, labels: int, start_ns: int, trial_dir: Path) -> list[str]:
         cpus = os.cpu_count() or 1

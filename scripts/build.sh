@@ -13,6 +13,10 @@ if [ ! -f "$build/build.ninja" ]; then
     exit 1
   fi
 fi
+# Build directories set up before libtob.pc became relocatable (meson.build default_options).
+if ! grep -q '"name": "pkgconfig.relocatable", "value": true' "$build/meson-info/intro-buildoptions.json" 2>/dev/null; then
+  meson configure "$build" -Dpkgconfig.relocatable=true >"$log" 2>&1 || { cat "$log" >&2; exit 1; }
+fi
 if ! ninja -C "$build" >"$log" 2>&1; then
   cat "$log" >&2
   echo "build: compilation failed" >&2

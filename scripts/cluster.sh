@@ -5,6 +5,7 @@
 # own network: every interface is created inside namespaces this script owns.
 #
 #   scripts/cluster.sh up [N]          create namespaces, write cluster.ini, start N nodes (default 4)
+#                                      and wait until every node answers and all are members
 #   scripts/cluster.sh down            stop every node (SIGTERM, then SIGKILL), remove namespaces
 #   scripts/cluster.sh status          each node's PID, state and last status line
 #   scripts/cluster.sh start K         start node K again (after stop/kill)
@@ -36,6 +37,10 @@
 #                                 prefix NET-nodeK (perf/compare uses its own, cmp)
 #   TOB_KEEP_NET []               1: `down` stops the nodes but keeps the namespaces (a topology
 #                                 that another tool made and removes)
+#   TOB_UP_WAIT [1]               `up` returns when every node answers on its telemetry socket and
+#                                 the membership holds every node, or fails naming the node and
+#                                 the reason (0: return once the daemons are started)
+#   TOB_UP_TIMEOUT_S [60]         how long `up` waits for that
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${TOB_BUILD_DIR:-$repo/build}
@@ -205,6 +210,67 @@ status() {
   done
 }
 
+# `up` returns when the cluster is usable: every daemon answers on its telemetry socket and
+# every node's membership holds every node (docs/operations.md "Running a cluster"). Fails with
+# the node and the reason: the daemon exited (the tail of its log), or what it last answered.
+wait_ready() {
+  local n=$1 timeout_s=${TOB_UP_TIMEOUT_S:-60} pids=() k
+  for ((k = 0; k < n; k++)); do pids+=("$(pid_of "$k")"); done
+  python3 - "$repo/scripts" "$prefix" "$run" "$n" "$timeout_s" "${pids[@]}" <<'PY'
+import os, sys, time
+sys.path.insert(0, sys.argv[1])
+from tobclient import query  # noqa: E402
+prefix, run, n, timeout_s = sys.argv[2], sys.argv[3], int(sys.argv[4]), float(sys.argv[5])
+pids = [int(p) for p in sys.argv[6:]]
+want = list(range(n))
+start = time.monotonic()
+why = {k: "not polled yet" for k in want}
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+        return True
+    except ProcessLookupError:
+        return False
+while True:
+    for k in want:
+        if why[k] is None:
+            continue
+        if not alive(pids[k]):
+            try:
+                tail = open(f"{run}/node{k}.log", errors="replace").read().strip().splitlines()[-8:]
+            except OSError:
+                tail = []
+            print(f"cluster: node {k} is not ready: its daemon (PID {pids[k]}) exited; last lines of "
+                  f"{run}/node{k}.log:", file=sys.stderr)
+            for line in tail:
+                print(f"cluster:   {line}", file=sys.stderr)
+            sys.exit(1)
+        try:
+            reply = query(f"{prefix}{k}", "/tob/membership").get("/tob/membership")
+        except (OSError, ValueError) as e:
+            why[k] = f"telemetry socket /var/run/dpdk/{prefix}{k}/: {e}"
+            continue
+        if not reply:
+            why[k] = "telemetry answers, /tob/membership not registered yet"
+            continue
+        members = reply.get("members", [])
+        if members == want:
+            why[k] = None
+        else:
+            why[k] = f"membership {members} (state {reply.get('state')}), waiting for {want}"
+    if all(w is None for w in why.values()):
+        print(f"cluster: ready after {time.monotonic() - start:.1f} s: every node answers on its "
+              f"telemetry socket, membership {want}")
+        sys.exit(0)
+    if time.monotonic() - start > timeout_s:
+        for k in want:
+            if why[k] is not None:
+                print(f"cluster: node {k} is not ready after {timeout_s:g} s: {why[k]}", file=sys.stderr)
+        sys.exit(1)
+    time.sleep(0.1)
+PY
+}
+
 cmd=${1:-}
 shift || true
 case "$cmd" in
@@ -219,6 +285,9 @@ case "$cmd" in
     net_up "$n"
     write_config "$n"
     for ((k = 0; k < n; k++)); do start_node "$k"; done
+    if [ "${TOB_UP_WAIT:-1}" != 0 ] && ! wait_ready "$n"; then
+      die "up: the cluster is not ready (logs in $run; scripts/cluster.sh down stops what runs)"
+    fi
     ;;
   net-up)
     n=${1:-4}

@@ -12,6 +12,7 @@ packages=(
   clang libclang-rt-14-dev
   python3 python3-venv python3-pip python3-matplotlib python3-pytest
   iproute2 ethtool stress-ng
+  tshark
 )
 
 hugepages_2m=${TOB_HUGEPAGES_2M:-1024}   # 2 GiB: four daemons plus their secondaries
@@ -32,6 +33,8 @@ done
 if [ ${#missing[@]} -gt 0 ]; then
   log "installing ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
+  # tshark (wireshark-common) asks whether non-root users may capture: no, and no question.
+  echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 else

@@ -6,6 +6,7 @@
 #include <rte_launch.h>
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
+#include <rte_pdump.h>
 #include <rte_ring.h>
 #include <x86intrin.h>
 
@@ -204,6 +205,8 @@ void Daemon::release_eal() {
   // The applications' side first: it holds rings and memzones of the EAL.
   kv_hub_.reset();
   client_hub_.reset();
+  if (pdump_started_) rte_pdump_uninit();
+  pdump_started_ = false;
   if (eal_started_) rte_eal_cleanup();
   eal_started_ = false;
 }
@@ -220,6 +223,13 @@ int Daemon::start() {
     return fail(kExitRuntime, std::string("EAL initialisation failed: ") + rte_strerror(rte_errno));
   eal_started_ = true;
   register_log_type();
+  // DPDK's packet capture (dpdk-dumpcap, dpdk-pdump as secondary processes; docs/operations.md
+  // "Capturing and reading frames"): this only answers their requests on the EAL's
+  // multi-process channel. The RX/TX callbacks that copy frames exist only while a capture
+  // runs, so the lcores pay nothing otherwise.
+  if (rte_pdump_init() != 0)
+    return fail_started(kExitRuntime, std::string("packet capture initialisation failed: ") + rte_strerror(rte_errno));
+  pdump_started_ = true;
   ctx_ = std::make_unique<DaemonContext>();
   auto port_info = probe_port(opt_.port_id);
   if (!port_info) return fail_started(kExitUsage, port_info.error().message);

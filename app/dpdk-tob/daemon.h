@@ -83,6 +83,7 @@ class Daemon {
   size_t replayed_bytes_ = 0;
   // 2. start
   bool eal_started_ = false;
+  bool pdump_started_ = false;  // rte_pdump_init: dpdk-dumpcap and dpdk-pdump can attach
   bool port_started_ = false;
   std::unique_ptr<dataplane::DaemonContext> ctx_;
   std::optional<dataplane::PortInfo> port_info_;

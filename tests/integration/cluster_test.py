@@ -287,10 +287,14 @@ JUMBO_FRAME = 8958
 def test_jumbo() -> None:
     """8958-byte frames on af_packet over veths of MTU 9000; refused with the reason at MTU 1500."""
     cluster("down", check_rc=False)
-    # The jumbo profile on veths left at 1500: every node must refuse to start, naming the MTU.
+    # The jumbo profile on veths left at 1500: every node must refuse to start, naming the MTU,
+    # and `up` fails with the node and that reason.
     bad = dict(ENV, TOB_PROFILE="af_packet_jumbo", TOB_FRAME_BYTES=str(JUMBO_FRAME), TOB_MTU="1500")
-    run_cluster(bad, "up", str(NODES), check=True)
-    pids = [pid_of(k) for k in range(NODES)]
+    up = run_cluster(bad, "up", str(NODES), check=False)
+    check("cluster.sh up fails when a daemon exits at start, naming the node and its reason",
+          up.returncode != 0 and "is not ready: its daemon" in up.stderr and "kernel MTU of veth" in up.stderr,
+          f"exit {up.returncode}: {up.stderr.strip()[-400:]}")
+    pids = [p for p in (pid_of(k) for k in range(NODES)) if p]
 
     def gone(p: int) -> bool:
         try:
