@@ -100,10 +100,11 @@ struct TxFrame {
   int64_t cycle;
   uint8_t copy;        // 0 .. sends_per_slot-1
   std::span<const uint8_t> bytes;
-  // It leaves only once every record emitted before it (Actions::persist) is durable: it
-  // carries acceptor state. A frame that carries none (a batch segment, a retransmission) may
-  // leave at once.
-  bool after_records = true;
+  // It leaves only once the records (Actions::persist) up to this many bytes of this life's
+  // log are durable: kAllRecords, every record emitted before it (it carries acceptor state);
+  // 0, none (a batch segment, a retransmission: no acceptor state).
+  uint64_t after_records = kAllRecords;
+  static constexpr uint64_t kAllRecords = UINT64_MAX;
 };
 
 struct Delivery {

@@ -255,6 +255,9 @@ void OtfpNode::transmit(const Turn& t) {
   put_proposals(w);
   put_votes_and_decisions(w);
   w.reserve(0);
+  // Frame 0 carries the votes and promises recorded so far: it waits for those records, not for
+  // the own batch's, which the own vote needs only kappa cycles later.
+  frame0_records_ = persisted_bytes_;
   const uint16_t segments = proposing ? std::max<uint16_t>(1, put_own_batch(w, t, own_max)) : 1;
   w.set_segments(0, segments);
   tx_len_[0] = static_cast<uint32_t>(w.finish());
@@ -436,7 +439,7 @@ void OtfpNode::send_copies(const Turn& t, uint8_t* base, uint16_t segments) {
         std::memcpy(out.data(), base + j * frame, out.size());
         mark_second_copy(out);
       }
-      actions_.tx.push_back({at, t.cycle, static_cast<uint8_t>(copy), out, j == 0});
+      actions_.tx.push_back({at, t.cycle, static_cast<uint8_t>(copy), out, j == 0 ? frame0_records_ : 0});
       ++counters_.frames_tx;
     }
   }
@@ -495,7 +498,7 @@ void OtfpNode::send_retransmissions(const Turn& t, uint8_t* at, size_t frames) {
   for (size_t k = 0; k < frames; ++k) {
     std::span<uint8_t> out(at + k * config_.frame_bytes_max, tx_len_[first + k]);
     renumber_segments(out, static_cast<uint16_t>(k), static_cast<uint16_t>(frames));
-    actions_.tx.push_back({tx_ns, t.cycle, static_cast<uint8_t>(sched_.sends_per_slot()), out, false});
+    actions_.tx.push_back({tx_ns, t.cycle, static_cast<uint8_t>(sched_.sends_per_slot()), out, 0});
     ++counters_.frames_tx;
   }
 }

@@ -231,6 +231,7 @@ class OtfpNode final : public Engine {
   std::vector<uint8_t> tx_bytes_;   // two own turns of turn_frames_ frames
   int tx_turn_ = 0;
   std::vector<uint32_t> tx_len_;     // lengths of the frames of the turn being built
+  uint64_t frame0_records_ = 0;      // the records frame 0 of the turn being built waits for
   std::vector<OtfpVote> scratch_votes_;
   std::vector<OtfpVote> scratch_decisions_;
   std::vector<OtfpRequest> scratch_requests_;

@@ -127,7 +127,7 @@ class Script final : private core::OtfpObserver {
   void start(int k);
   void after_call(int k);
   void collect(int k);
-  void send(int k, int64_t tx_ns, std::vector<uint8_t> bytes, bool after_records = true);
+  void send(int k, int64_t tx_ns, std::vector<uint8_t> bytes, uint64_t after_records = core::TxFrame::kAllRecords);
   void make_durable(int k);
   void advance_to(int64_t target);
   void on_leave(const Ev& e);
@@ -295,10 +295,11 @@ void Script::collect(int k) {
   }
 }
 
-void Script::send(int k, int64_t tx_ns, std::vector<uint8_t> bytes, bool after_records) {
+void Script::send(int k, int64_t tx_ns, std::vector<uint8_t> bytes, uint64_t after_records) {
   ScriptNode& sn = node(k);
-  if (after_records && sn.durable < sn.log.size()) {
-    sn.held.push_back({tx_ns, sn.log.size(), std::move(bytes)});
+  const size_t needs = after_records == core::TxFrame::kAllRecords ? sn.log.size() : sn.log_base + after_records;
+  if (sn.durable < needs) {
+    sn.held.push_back({tx_ns, needs, std::move(bytes)});
     return;
   }
   frames_.push_back(std::move(bytes));

@@ -249,12 +249,13 @@ void Simulator::handle_actions(int i, int64_t now) {
 void Simulator::hold_or_send(int i, const core::TxFrame& tx, uint32_t frame) {
   SimNode& sn = nodes_[static_cast<size_t>(i)];
   const int64_t at = global_ns(sn, tx.tx_ns);
-  // A frame without acceptor state (a batch segment, a retransmission) leaves at once.
-  if (!tx.after_records || sn.log_durable >= sn.log.size() || scenario_.fsync_ns_max == 0) {
+  // It waits for the records it names (a batch segment, a retransmission: none).
+  const size_t needs = tx.after_records == core::TxFrame::kAllRecords ? sn.log.size() : sn.log_base + tx.after_records;
+  if (sn.log_durable >= needs || scenario_.fsync_ns_max == 0) {
     push({at, 0, EvType::transmit, static_cast<uint8_t>(i), tx.copy, sn.incarnation, frame, 0});
     return;
   }
-  sn.held.push_back({at, sn.log.size(), frame, tx.copy});
+  sn.held.push_back({at, needs, frame, tx.copy});
   ++records_.frames_held_for_log;
 }
 

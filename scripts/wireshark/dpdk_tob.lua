@@ -15,7 +15,7 @@
 -- codec would refuse is flagged the same way, and the dissection of that section stops there.
 -- Every read is bounds-checked first, so a malformed frame never becomes a Lua error.
 --
--- Versions: 1 is docs/wire-format.md. 2 (otfp slots in several frames) differs only in
+-- Versions: 2 is docs/wire-format.md (what daemons send). 1 (older captures) differs only in
 -- sections 4 and 5 (a segment range per request, a segment number per retransmitted batch part)
 -- and in the header flag aux (bit 1).
 

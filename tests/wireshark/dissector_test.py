@@ -31,8 +31,8 @@ CLUSTER_MAC = bytes.fromhex("011b19000000")
 SENDER_MAC = bytes.fromhex("020000000099")
 ETHERTYPE = b"\x88\xb5"
 
-# Wire versions the dissector decodes: 1 (docs/wire-format.md) and 2 (otfp slots in several
-# frames: sections 4 and 5 carry segment numbers).
+# Wire versions the dissector decodes: 2 (docs/wire-format.md: otfp slots in several frames,
+# sections 4 and 5 carry segment numbers) and 1 (older captures).
 KNOWN_VERSIONS = (1, 2)
 
 # What decode_frame (lib/core/wire.cc) says for each bad-* file of the corpus (make_corpus.cc).
@@ -116,7 +116,7 @@ def corpus(corpus_dir: Path, tmp: Path) -> None:
     frames = [CLUSTER_MAC + SENDER_MAC + ETHERTYPE + f.read_bytes() for f in files]
     # Tagged variants of two: the dissector sits behind Wireshark's 802.1Q dissector too.
     tagged = [f for f in files if f.stem in ("valid-header-only", "bad-crc")]
-    # A version no daemon speaks (the corpus's bad-version is 2, which the dissector knows).
+    # A version no daemon ever spoke (the corpus's bad-version is 1, which the dissector reads).
     base = (corpus_dir / "valid-header-only.bin").read_bytes()
     frames.append(CLUSTER_MAC + SENDER_MAC + ETHERTYPE + base[:2] + b"\x09" + base[3:])
     files_names_extra = ["bad-version-9"]
@@ -138,7 +138,7 @@ def corpus(corpus_dir: Path, tmp: Path) -> None:
         error = "|".join(row["tob.error"])
         malformed_info = any(g in ("0x07000000", "117440512", "Malformed") for g in row["_ws.expert.group"])
         if stem == "bad-version" and row["tob.version"] and int(row["tob.version"][0]) in KNOWN_VERSIONS:
-            continue  # a version this branch's decoder refuses but the dissector knows (2)
+            continue  # a version the decoder refuses but the dissector reads (1, older captures)
         if stem in CORPUS_REASON:
             if not error.startswith(CORPUS_REASON[stem]) or not malformed_info:
                 wrong.append(f"{name}: error '{error}', expert {row['_ws.expert.group']}, want '{CORPUS_REASON[stem]}'")

@@ -206,6 +206,8 @@ void otfp_frames() {
   f["tob.req.sender"] = {"1", "0"};
   f["tob.req.attempt"] = {"2", "2"};
   f["tob.req.target"] = {"255", "3"};
+  f["tob.req.first"] = {"0", "0"};
+  f["tob.req.last"] = {"65535", "65535"};
   sec(SectionType::otfp_phase1a,
       write_ballot_instance(w.open_section(SectionType::otfp_phase1a, 0, w.room()), classic, 39));
   f["tob.ballot"].push_back(num(classic));
@@ -238,15 +240,15 @@ void otfp_frames() {
   f["tob.crc.status"] = {"1"};
   add("otfp: state, votes, 2a, decided, requests, 1a, ANY, 1b", buf, 3, f);
 
-  // 4. Retransmission data: node 0's batch of instance 40, served by node 3.
+  // 4. Retransmission data: segment 2 of 3 of node 0's batch of instance 40, served by node 3
+  // in the slot's only aux frame.
   Bytes data(1500);
   FrameWriter d(data);
   FrameHeader h = header(3, 9000);
-  h.segment_index = 1;
-  h.segment_count = 2;
+  h.flags = kFlagAux;
   d.begin(h);
   auto body = d.open_section(SectionType::retransmit_data, 0, d.room());
-  const size_t head = write_data_header(body, 0, 40);
+  const size_t head = write_data_header(body, {0, 40, 2, 3});
   BatchWriter bw(body.subspan(head));
   if (!bw.add({555, 12, 4, text("again")})) fail("retransmitted batch");
   d.close_section(head + bw.finish());
@@ -257,6 +259,9 @@ void otfp_frames() {
   g["tob.section.type"] = {"5"};
   g["tob.rdata.sender"] = {"0"};
   g["tob.rdata.instance"] = {"40"};
+  g["tob.rdata.index"] = {"2"};
+  g["tob.rdata.count"] = {"3"};
+  g["tob.flags.aux"] = {"1"};
   g["tob.msg.sender"] = {"0"};
   g["tob.msg.id"] = {"555"};
   g["tob.msg.text"] = {"again"};
