@@ -425,24 +425,25 @@ uint16_t OtfpNode::put_own_batch(FrameWriter& w, const Turn& t, uint16_t frames_
 }
 
 void OtfpNode::send_copies(const Turn& t, uint8_t* base, uint16_t segments) {
-  // Copy-major, each copy's batch segments first and frame 0 last: frame 0 carries the votes,
-  // which wait for the acceptor log; the segments carry no acceptor state and leave at once
+  // Copy-major, every copy's batch segments first, then frame 0 of each copy: frame 0 carries
+  // the votes, which wait for the acceptor log (the TX ring is a FIFO: a frame waiting there
+  // holds back what follows it); the segments carry no acceptor state and leave at once
   // (send-twice per segment).
   const auto copies = static_cast<size_t>(sched_.sends_per_slot());
   const size_t frame = config_.frame_bytes_max;
-  for (size_t copy = 0; copy < copies; ++copy) {
-    const int64_t at = sched_.transmit_ns(t.cycle, self_, static_cast<int>(copy));
-    for (uint16_t k = 1; k <= segments; ++k) {
-      const uint16_t j = k % segments;  // 1, 2, ..., segments - 1, then 0
-      std::span<uint8_t> out(base + (copy * own_frames_ + j) * frame, tx_len_[j]);
-      if (copy > 0) {
-        std::memcpy(out.data(), base + j * frame, out.size());
-        mark_second_copy(out);
-      }
-      actions_.tx.push_back({at, t.cycle, static_cast<uint8_t>(copy), out, j == 0 ? frame0_records_ : 0});
-      ++counters_.frames_tx;
+  const auto push = [&](size_t copy, uint16_t j) {
+    std::span<uint8_t> out(base + (copy * own_frames_ + j) * frame, tx_len_[j]);
+    if (copy > 0) {
+      std::memcpy(out.data(), base + j * frame, out.size());
+      mark_second_copy(out);
     }
-  }
+    actions_.tx.push_back({sched_.transmit_ns(t.cycle, self_, static_cast<int>(copy)), t.cycle, static_cast<uint8_t>(copy),
+                           out, j == 0 ? frame0_records_ : 0});
+    ++counters_.frames_tx;
+  };
+  for (size_t copy = 0; copy < copies; ++copy)
+    for (uint16_t j = 1; j < segments; ++j) push(copy, j);
+  for (size_t copy = 0; copy < copies; ++copy) push(copy, 0);
 }
 
 // Segments this node serves again (seed 002 §5.5) go in aux frames after the slot's copies:
