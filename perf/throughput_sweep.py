@@ -12,6 +12,12 @@ the slot frames each node sent per second, and the submit-to-delivery latency at
 One line per step (others read it):
     ENGINE: offered X/s -> delivered Y/s, latency p50 A ms p99 B ms max C ms, refused N, size S B, M MB/s, F frames/s per node
 
+and after each engine's steps, from the nodes' deliveries files (binary, --deliveries-format bin,
+unless TOB_DELIVERIES_FORMAT says text), whether every node delivered the same sequence and
+every message the load clients had accepted:
+    order: identical at every node over N deliveries (per node [...]); submitted S: nothing lost
+The exit status is non-zero when the order differs or a message is missing.
+
 With --orders mars,otfp the engines are swept one after the other in the same invocation (same
 rates, same machine state), each on a freshly started cluster; a series is named after its
 engine unless --series is given.
@@ -30,7 +36,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "scripts"))
-from tobclient import FILE_PREFIX, NETNS_PREFIX, cluster, telemetry, wait_for  # noqa: E402
+from tobclient import FILE_PREFIX, NETNS_PREFIX, cluster, deliveries_digest, telemetry, wait_for  # noqa: E402
 
 BUILD = Path(os.environ.get("TOB_BUILD_DIR", REPO / "build"))
 LOAD = BUILD / "app/dpdk-tob-load/dpdk-tob-load"
@@ -69,6 +75,7 @@ def step(rate: float, size: int, args: argparse.Namespace, out: Path) -> dict:
 
 
 def sweep(env: dict, args: argparse.Namespace, out: Path, rows: list, sweep_path: Path) -> int:
+    first = len(rows)
     cluster(env, "down", check=False)
     cluster(env, "up", str(NODES))
     try:
@@ -90,7 +97,22 @@ def sweep(env: dict, args: argparse.Namespace, out: Path, rows: list, sweep_path
               "membership changes:", sum(s["node_removals"] + s["node_self_shutdowns"] for s in stats))
     finally:
         cluster(env, "down", check=False)
-    return 0
+    return check_order(out / "run", sum(r["submitted"] for r in rows[first:]))
+
+
+def check_order(run: Path, submitted: int) -> int:
+    """Every node's deliveries file (the cluster is down: complete) holds the same sequence, and
+    every message the load clients had accepted (their `submitted`) is in it."""
+    files = [run / f"node{k}.deliveries" for k in range(NODES)]
+    counts = [deliveries_digest(f)[0] for f in files]
+    n = min(counts)
+    digests = {deliveries_digest(f, n)[1] for f in files}
+    same = len(digests) == 1
+    lost = submitted - n
+    print(f"order: {'identical' if same else 'DIFFERENT'} at every node over {n} deliveries "
+          f"(per node {counts}); submitted {submitted}: {'nothing lost' if lost <= 0 else f'{lost} NOT DELIVERED'}",
+          flush=True)
+    return 0 if same and lost <= 0 else 1
 
 
 def main() -> int:
@@ -133,7 +155,8 @@ def main() -> int:
             return 2
         args.series_name = args.series or order
         env = dict(os.environ, TOB_RUN_DIR=str(out / "run"), TOB_CYCLE_NS=str(args.cycle_ns), TOB_BUILD_DIR=str(BUILD),
-                   TOB_DAEMON_ARGS=args.daemon_args, TOB_STATUS_INTERVAL="10", TOB_ORDER=order)
+                   TOB_DAEMON_ARGS=args.daemon_args, TOB_STATUS_INTERVAL="10", TOB_ORDER=order,
+                   TOB_DELIVERIES_FORMAT=os.environ.get("TOB_DELIVERIES_FORMAT", "bin"))
         if args.frame_bytes:
             env.update(TOB_FRAME_BYTES=str(args.frame_bytes), TOB_MTU="9000" if args.frame_bytes > 1500 else "1500")
         if args.batch_msgs:

@@ -32,6 +32,7 @@
 #                                 whose vdev line the nodes use, passed as --profile
 #   TOB_FRAME_BYTES []            [limits] frame_bytes (the TOB frame; jumbo: 8958)
 #   TOB_BATCH_MSGS []             [limits] batch_msgs (messages per slot; 64 when unset)
+#   TOB_DELIVERIES_FORMAT [text]  the deliveries files' format: text or bin (32-byte records)
 #   TOB_BUILD_DIR [repo/build]
 #   TOB_NET [tob]                 names: namespaces NET-nK and NET-sw, bridge NETbr0, DPDK file
 #                                 prefix NET-nodeK (perf/compare uses its own, cmp)
@@ -169,7 +170,7 @@ start_node() {
   setsid ip netns exec "$ns" "$daemon" --no-pci --file-prefix "$prefix$k" --lcores "$lcores" \
     --vdev "$(vdev_of "$k")" -- \
     --config "$run/cluster.ini" --node-id "$k" --profile "$profile" --idle "$idle" --rt-priority "$rt" \
-    --deliveries "$run/node$k.deliveries" --events "$run/node$k.events" \
+    --deliveries "$run/node$k.deliveries" --deliveries-format "${TOB_DELIVERIES_FORMAT:-text}" --events "$run/node$k.events" \
     --stats-file "$run/node$k.stats.json" --status-interval "${TOB_STATUS_INTERVAL:-5}" $extra \
     >> "$run/node$k.log" 2>&1 &
   echo $! > "$run/node$k.pid"

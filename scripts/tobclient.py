@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import struct
 import subprocess
 import time
 from dataclasses import dataclass
@@ -72,11 +73,57 @@ def wait_for(cond: Callable[[], bool], timeout_s: float, what: str = "") -> bool
     return False
 
 
+DELIVERIES_MAGIC = b"TOBDLV\0\1"  # --deliveries-format bin (lib/dataplane/observe/deliveries_file.h)
+DELIVERIES_HEADER_BYTES = 16
+DELIVERY_RECORD_BYTES = 32
+
+
+def deliveries_digest(path: Path, n: int | None = None) -> tuple[int, str]:
+    """(deliveries in the file, a digest of the (sender, msg_id) sequence of its first n), read in
+    a stream: millions of deliveries compare without a list of them in memory."""
+    import hashlib
+    h = hashlib.blake2b(digest_size=16)
+    count = 0
+    with open(path, "rb") as f:
+        head = f.read(len(DELIVERIES_MAGIC))
+        if head == DELIVERIES_MAGIC:
+            f.read(DELIVERIES_HEADER_BYTES - len(DELIVERIES_MAGIC))
+            while n is None or count < n:
+                chunk = f.read(DELIVERY_RECORD_BYTES * 65536)
+                chunk = chunk[: len(chunk) - len(chunk) % DELIVERY_RECORD_BYTES]
+                if not chunk:
+                    break
+                for _cycle, msg_id, _at, sender, _client, _len, _z in struct.iter_unpack("<qQqHHHH", chunk):
+                    if n is not None and count >= n:
+                        break
+                    h.update(struct.pack("<HQ", sender, msg_id))
+                    count += 1
+        else:
+            f.seek(0)
+            for line in f:
+                if n is not None and count >= n:
+                    break
+                if not line.endswith(b"\n"):
+                    break  # a line still being written
+                _node, _cycle, sender, msg_id = line.split()
+                h.update(struct.pack("<HQ", int(sender), int(msg_id)))
+                count += 1
+    return count, h.hexdigest()
+
+
 def read_deliveries(path: Path) -> list[Msg]:
+    """(sender, msg_id) of every delivery in a deliveries file, text or bin format."""
     out: list[Msg] = []
     if not path.exists():
         return out
-    text = path.read_text(encoding="ascii")
+    data = path.read_bytes()
+    if data[:len(DELIVERIES_MAGIC)] == DELIVERIES_MAGIC:
+        # Whole records only: a running daemon may be in the middle of one.
+        body = data[DELIVERIES_HEADER_BYTES:]
+        body = body[: len(body) - len(body) % DELIVERY_RECORD_BYTES]
+        return [(sender, msg_id) for _cycle, msg_id, _at, sender, _client, _len, _z
+                in struct.iter_unpack("<qQqHHHH", body)]
+    text = data.decode("ascii")
     # Whole lines only: a running daemon's I/O thread may be in the middle of one (stdio writes a
     # long batch in pieces), and a cut line can still look like `node cycle sender msg_id`.
     for line in text[: text.rfind("\n") + 1].splitlines():

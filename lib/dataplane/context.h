@@ -65,6 +65,10 @@ struct LogRecord {  // 128 bytes: one ring element
 };
 static_assert(sizeof(LogRecord) == 128);
 
+// Latest deliveries kept for telemetry (/tob/deliveries): without a deliveries file the control
+// role hands the I/O thread only this many of each batch of deliveries.
+inline constexpr size_t kRecentDeliveries = 64;
+
 // The head of an element of the ic pub ring: one publication of the IC node for the --published
 // file; key_len key bytes and value_len value bytes follow (element size from [ic]).
 struct IcPubRecord {  // 24 bytes

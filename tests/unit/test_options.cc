@@ -21,7 +21,7 @@ const std::set<std::string> kOptionNames = {
     "--config",        "--node-id",         "--set",           "--port",          "--profile",
     "--single-lcore",  "--idle",            "--rt-priority",   "--idle-sleep-us", "--tx-method",
     "--tx-lead-us",    "--hybrid-margin-us", "--transport",    "--clock",         "--clock-offset-ns",
-    "--clock-drift-ppm", "--drop-rx", "--status-interval", "--deliveries",  "--events",        "--stats-file",
+    "--clock-drift-ppm", "--drop-rx", "--status-interval", "--deliveries", "--deliveries-format", "--events",        "--stats-file",
     "--duration",      "--gen-rate",        "--gen-size",      "--gen-count",     "--published",
     "--ic-fault",      "--ic-gen-keys",     "--help"};
 
@@ -140,6 +140,8 @@ TEST_CASE("every option with a value is accepted as `--opt value` and as `--opt=
       {"--status-interval", "0.25", [](const DaemonOptions& o) { CHECK(o.status_interval_s == 0.25); }},
       {"--status-interval", "0", [](const DaemonOptions& o) { CHECK(o.status_interval_s == 0); }},
       {"--deliveries", "/tmp/d.txt", [](const DaemonOptions& o) { CHECK(o.deliveries_path == "/tmp/d.txt"); }},
+      {"--deliveries-format", "bin", [](const DaemonOptions& o) { CHECK(o.deliveries_format == "bin"); }},
+      {"--deliveries-format", "text", [](const DaemonOptions& o) { CHECK(o.deliveries_format == "text"); }},
       {"--events", "/tmp/e.txt", [](const DaemonOptions& o) { CHECK(o.events_path == "/tmp/e.txt"); }},
       {"--stats-file", "/tmp/s.json", [](const DaemonOptions& o) { CHECK(o.stats_path == "/tmp/s.json"); }},
       {"--duration", "30", [](const DaemonOptions& o) { CHECK(o.duration_s == 30); }},
@@ -266,6 +268,7 @@ TEST_CASE("out-of-range and malformed values are refused with the option and val
   CHECK(parse_error(with_required({"--node-id", "64"})) == "--node-id '64': expected an integer in [0, 63]");
   CHECK(contains(parse_error(with_required({"--rt-priority", "100"})), "expected an integer in [0, 99]"));
   CHECK(contains(parse_error(with_required({"--idle", "spin"})), "expected poll or sleep"));
+  CHECK(contains(parse_error(with_required({"--deliveries-format", "csv"})), "expected text or bin"));
 }
 
 TEST_CASE("options that take text refuse an empty value") {

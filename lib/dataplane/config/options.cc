@@ -190,6 +190,14 @@ const std::vector<Option>& options() {
        double_into(&DaemonOptions::status_interval_s, 0, 3600)},
       {"--deliveries", "FILE", "append every delivery as `node cycle sender msg_id` (tob-sim's format)",
        string_into(&DaemonOptions::deliveries_path)},
+      {"--deliveries-format", "text|bin",
+       "the deliveries file's format: text lines (default) or 32-byte binary records (docs/operations.md "
+       "\"Deliveries file\"; scripts/tobclient.py reads both)",
+       [](DaemonOptions& o, const std::string& v) -> std::optional<std::string> {
+         if (v != "text" && v != "bin") return std::string("expected text or bin");
+         o.deliveries_format = v;
+         return std::nullopt;
+       }},
       {"--events", "FILE", "append every membership event as one line", string_into(&DaemonOptions::events_path)},
       {"--stats-file", "FILE", "write all statistics as JSON at exit", string_into(&DaemonOptions::stats_path)},
       {"--duration", "S", "stop cleanly after S seconds (default: run until SIGINT/SIGTERM)",

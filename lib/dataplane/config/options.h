@@ -56,6 +56,7 @@ struct DaemonOptions {
   // Output.
   double status_interval_s = 1.0;  // 0: no periodic status line
   std::string deliveries_path;     // every delivery: `node cycle sender msg_id`
+  std::string deliveries_format = "text";  // text or bin (observe/deliveries_file.h)
   std::string events_path;         // membership events, one per line
   std::string stats_path;          // JSON statistics at exit
   double duration_s = 0;           // > 0: stop by itself after this long

@@ -60,6 +60,21 @@ core::Result<bool> IoThread::open_files() {
     return true;
   };
   if (auto r = open(o.deliveries_path, deliveries_); !r) return r;
+  if (deliveries_ != nullptr) {
+    DeliveriesFormat format{};
+    parse_deliveries_format(o.deliveries_format, &format);  // checked with the options
+    // Appending to a file of the other format would leave one that neither reader takes.
+    char magic[sizeof kDeliveriesMagic] = {};
+    std::FILE* in = std::fopen(o.deliveries_path.c_str(), "r");
+    const size_t got = in != nullptr ? std::fread(magic, 1, sizeof magic, in) : 0;
+    if (in != nullptr) std::fclose(in);
+    const bool bin = got == sizeof magic && std::memcmp(magic, kDeliveriesMagic, sizeof magic) == 0;
+    if (got > 0 && bin != (format == DeliveriesFormat::bin))
+      return core::Error{o.deliveries_path + ": holds deliveries in the " + (bin ? "bin" : "text") +
+                         " format, --deliveries-format is " + o.deliveries_format + ": remove the file or use that format"};
+    dlv_ = std::make_unique<DeliveriesWriter>(format, ctx_.self, kDrainBurst);
+    if (got == 0) dlv_->header();
+  }
   if (auto r = open(o.events_path, events_); !r) return r;
   if (ctx_.ic_pub_ring != nullptr) {
     if (auto r = open(o.published_path, published_); !r) return r;
@@ -98,13 +113,7 @@ std::string IoThread::describe(const LogRecord& r) {
 
 void IoThread::write(const LogRecord& r) {
   if (r.kind == LogKind::delivery) {
-    if (deliveries_ != nullptr &&
-        std::fprintf(deliveries_, "%u %" PRId64 " %u %" PRIu64 "\n", static_cast<unsigned>(ctx_.self), r.cycle,
-                     static_cast<unsigned>(r.node), r.msg_id) < 0)
-      ctx_.io_write_errors.fetch_add(1, std::memory_order_relaxed);
-    std::lock_guard<std::mutex> lock(mu_);
-    recent_deliveries_.push_back(r);
-    if (recent_deliveries_.size() > kRecent) recent_deliveries_.pop_front();
+    if (dlv_ != nullptr) dlv_->add(r);  // written once per drain
     return;
   }
   const std::string line = describe(r);
@@ -197,14 +206,13 @@ size_t IoThread::drain() {
   for (;;) {
     const unsigned n = rte_ring_dequeue_burst_elem(ctx_.log_ring, batch, sizeof(LogRecord), kDrainBurst, nullptr);
     for (unsigned i = 0; i < n; ++i) write(batch[i]);
+    keep_recent(std::span<const LogRecord>(batch, n));
+    if (dlv_ != nullptr && !dlv_->flush(deliveries_)) ctx_.io_write_errors.fetch_add(1, std::memory_order_relaxed);
     total += n;
     if (n < kDrainBurst) break;
   }
   ctx_.io_records.fetch_add(total, std::memory_order_relaxed);
-  if (total > 0) {
-    if (deliveries_ != nullptr) std::fflush(deliveries_);
-    if (events_ != nullptr) std::fflush(events_);
-  }
+  if (total > 0 && events_ != nullptr) std::fflush(events_);
   return total;
 }
 
@@ -327,6 +335,19 @@ void IoThread::finish() {
   if (events_ != nullptr) std::fclose(events_);
   if (published_ != nullptr) std::fclose(published_);
   deliveries_ = events_ = published_ = nullptr;
+}
+
+void IoThread::keep_recent(std::span<const LogRecord> records) {
+  // The latest deliveries of a burst, under one lock (telemetry reads them).
+  size_t first = records.size();
+  for (size_t kept = 0; first > 0 && kept < kRecent; --first)
+    if (records[first - 1].kind == LogKind::delivery) ++kept;
+  std::lock_guard<std::mutex> lock(mu_);
+  for (size_t i = first; i < records.size(); ++i) {
+    if (records[i].kind != LogKind::delivery) continue;
+    recent_deliveries_.push_back(records[i]);
+    if (recent_deliveries_.size() > kRecent) recent_deliveries_.pop_front();
+  }
 }
 
 std::vector<LogRecord> IoThread::recent_deliveries() const {

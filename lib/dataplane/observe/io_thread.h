@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cstdio>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <span>
 #include <string>
@@ -17,13 +18,14 @@
 
 #include "core/result.h"
 #include "dataplane/context.h"
+#include "dataplane/observe/deliveries_file.h"
 #include "dataplane/shm/shm_layout.h"
 
 namespace tob::dataplane {
 
 class IoThread {
  public:
-  static constexpr size_t kRecent = 64;
+  static constexpr size_t kRecent = kRecentDeliveries;
   explicit IoThread(DaemonContext& ctx);
   ~IoThread();
 
@@ -52,6 +54,7 @@ class IoThread {
   size_t drain();
   size_t drain_publications();
   void write(const LogRecord& r);
+  void keep_recent(std::span<const LogRecord> records);
   void reclaim_dead_clients();
 
   DaemonContext& ctx_;
@@ -60,6 +63,7 @@ class IoThread {
   std::atomic<bool> finishing_{false};
   Shm* shm_ = nullptr;
   std::FILE* deliveries_ = nullptr;
+  std::unique_ptr<DeliveriesWriter> dlv_;  // renders a drain's deliveries for one write
   std::FILE* events_ = nullptr;
   std::FILE* published_ = nullptr;
   std::vector<uint8_t> pub_batch_;  // ic pub ring elements, drained in bursts

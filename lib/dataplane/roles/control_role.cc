@@ -194,9 +194,15 @@ void ControlRole::handle_actions(int64_t now_ns) {
     return;
   }
   for (const core::TxFrame& f : a.tx) queue_frame(f);
-  for (const core::Delivery& d : a.deliveries) {
+  // The I/O thread gets every delivery for the deliveries file; without one only the latest
+  // (telemetry's /tob/deliveries), so that nothing per message crosses to it for nothing.
+  const size_t first_logged =
+      ctx_.options->deliveries_path.empty() && a.deliveries.size() > kRecentDeliveries ? a.deliveries.size() - kRecentDeliveries : 0;
+  for (size_t i = 0; i < a.deliveries.size(); ++i) {
+    const core::Delivery& d = a.deliveries[i];
     ctx_.control.delivery_latency.record(now_ns - d.submit_ns);
     hub_.record(d);
+    if (i < first_logged) continue;
     LogRecord r{};
     r.kind = LogKind::delivery;
     r.node = d.sender;
