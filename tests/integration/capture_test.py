@@ -30,6 +30,8 @@ from tobclient import cluster, query, wait_for  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import check, run_suite  # noqa: E402
 import inject_frames  # noqa: E402
+sys.path.insert(0, str(REPO / "tests/wireshark"))
+from dissector_test import tshark  # noqa: E402
 
 BUILD = Path(os.environ.get("TOB_BUILD_DIR", REPO / "build"))
 RUN = Path(os.environ.get("TOB_TEST_RUN_DIR", "/tmp/dpdk-tob-capture"))
@@ -40,7 +42,6 @@ CAPTURE_S = 4
 GEN_RATE = 20
 ENV = dict(os.environ, TOB_NET=NET, TOB_RUN_DIR=str(RUN), TOB_CYCLE_NS="100000000", TOB_BUILD_DIR=str(BUILD),
            TOB_STATUS_INTERVAL="2", TOB_DAEMON_ARGS=f"--gen-rate {GEN_RATE} --gen-size 24")
-DISSECTOR = REPO / "scripts/wireshark/dpdk_tob.lua"
 PCAP = RUN / f"node{NODE}.pcapng"
 INJECT_DUMP = RUN / "injected.txt"
 # Frames the daemon's decoder refuses, two of each (inject_frames.py kinds), and one kind it
@@ -72,21 +73,6 @@ def deliveries(k: int) -> list[tuple[int, int, int]]:
         _, cycle, sender, msg_id = (int(x) for x in line.split())
         out.append((cycle, sender, msg_id))
     return out
-
-
-def tshark_rows(pcap: Path) -> tuple[list[dict[str, list[str]]], str]:
-    args = ["tshark", "-n", "-X", f"lua_script:{DISSECTOR}", "-r", str(pcap), "-T", "fields",
-            "-E", "separator=/t", "-E", "occurrence=a", "-E", "aggregator=|"]
-    for f in FIELDS:
-        args += ["-e", f]
-    p = subprocess.run(args, capture_output=True, text=True, timeout=120)
-    rows = []
-    for line in p.stdout.splitlines():
-        cols = line.split("\t")
-        rows.append({f: (cols[i].split("|") if i < len(cols) and cols[i] else []) for i, f in enumerate(FIELDS)})
-    verbose = subprocess.run(["tshark", "-n", "-X", f"lua_script:{DISSECTOR}", "-r", str(pcap), "-V"],
-                             capture_output=True, text=True, timeout=120)
-    return rows, p.stderr + verbose.stdout + verbose.stderr
 
 
 def test_up_then_telemetry() -> None:
@@ -139,7 +125,7 @@ def test_capture() -> None:
     check("node 1 runs on after the capture with the membership whole", alive)
     time.sleep(1.5)  # the I/O thread writes the deliveries of the last cycles
 
-    rows, other = tshark_rows(PCAP)
+    rows, other = tshark(PCAP, FIELDS)
     failures = [m for m in ("Lua Error", "[Malformed Packet", "Dissector bug") if m in other]
     check("tshark reads the capture with the Lua dissector, no Lua error or dissector exception",
           rows and not failures, "; ".join(other[other.find(m):][:300] for m in failures) or f"{len(rows)} frames")

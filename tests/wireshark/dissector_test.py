@@ -69,14 +69,14 @@ def tshark(pcap: Path, fields: list[str]) -> tuple[list[dict[str, list[str]]], s
             "-E", "separator=/t", "-E", "occurrence=a", "-E", "aggregator=|"]
     for name in fields:
         args += ["-e", name]
-    p = subprocess.run(args, capture_output=True, text=True, timeout=60)
+    p = subprocess.run(args, capture_output=True, text=True, timeout=120)
     rows = []
     for line in p.stdout.splitlines():
         cols = line.split("\t")
         rows.append({name: (cols[i].split("|") if i < len(cols) and cols[i] else []) for i, name in enumerate(fields)})
     # The verbose tree too: every label the dissector formats is exercised.
     v = subprocess.run(["tshark", "-n", "-X", f"lua_script:{DISSECTOR}", "-r", str(pcap), "-V"],
-                       capture_output=True, text=True, timeout=60)
+                       capture_output=True, text=True, timeout=120)
     return rows, p.stderr + v.stdout + v.stderr
 
 
