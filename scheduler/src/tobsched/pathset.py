@@ -5,6 +5,8 @@ every directed link carries at most T chosen paths, plus cuts learnt below. It i
 the slot ILP (any schedule gives a master solution with the same number of flows), so its bound is
 a valid upper bound. Then colour the chosen paths with T slots (DSatur, exact slot ILP per conflict
 component when DSatur fails). A complete colouring of an optimal master solution is optimal.
+When DSatur fails, the master's bound is usually tight and a schedule meeting it is what is
+missing: a feasibility pump on the slot LP (pump.py) looks for one first.
 When a component cannot be coloured, its proven maximum becomes a cut (and each clique of more than
 T paths a clique cut) and the master is solved again. If that does not settle it within a few
 rounds, the symmetry-broken slot ILP runs with the master's bound and the best schedule as start.
@@ -28,6 +30,7 @@ from tobsched.coloring import (
 from tobsched.greedy import Assignment, greedy_assign
 from tobsched.highs_model import MipResult, RowBuilder, SolveOptions, solve_max
 from tobsched.paths import Candidate
+from tobsched.pump import feasibility_pump
 from tobsched.slot_ilp import solve_slot_ilp
 
 ROUNDS_MAX = 20
@@ -94,6 +97,7 @@ def solve_pathsets(
     best_count = sum(a is not None for a in best)
     cuts: list[tuple[list[int], int]] = []
     upper: int | None = None
+    pumped_target: int | None = None
 
     def sub(limit_share: float = 1.0) -> SolveOptions:
         return SolveOptions(deadline.left() * limit_share, opts.mip_gap, opts.threads)
@@ -110,6 +114,17 @@ def solve_pathsets(
         adj = conflict_graph([cands[ci].arcs for ci in chosen])
         colour = dsatur(adj, slots)
         failed = [v for v, c in enumerate(colour) if c is None]
+        if failed and pumped_target != upper and best_count < upper:
+            # The bound is usually tight here and the hard part is a schedule that meets it;
+            # pump again only when cuts have lowered the bound.
+            pumped_target = upper
+            got = feasibility_pump(num_flows, cands, slots, upper, deadline.left())
+            got_count = sum(a is not None for a in got)
+            notes.append(f"feasibility pump: {got_count} of target {upper}")
+            if got_count > best_count:
+                best, best_count = got, got_count
+            if best_count >= upper:
+                return best, True, upper, notes
         cut_added = False
         unknown = False
         failed_set = set(failed)

@@ -10,6 +10,7 @@ lost. The warm start is relabelled the same way.
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 
 from tobsched.greedy import Assignment
 from tobsched.highs_model import MipResult, RowBuilder, SolveOptions, solve_max
@@ -53,18 +54,16 @@ def canonical(assign: list[Assignment], rank: list[int]) -> list[Assignment]:
     return out
 
 
-def solve_slot_ilp(
+def slot_model(
     num_flows: int,
     cands: list[Candidate],
     slots: int,
-    opts: SolveOptions,
     *,
-    start: list[Assignment] | None = None,
-    upper_bound: int | None = None,
-    clique_cuts: list[list[int]] | None = None,
     symmetry_breaking: bool = True,
-) -> tuple[list[Assignment], MipResult]:
-    """Maximises scheduled flows. Columns: candidate c, slot k -> c * slots + k."""
+    clique_cuts: list[list[int]] | None = None,
+) -> tuple[RowBuilder, npt.NDArray[np.float64], list[int]]:
+    """Rows and column upper bounds of the slot ILP (columns: candidate c, slot k -> c * slots + k)
+    and the flow ranks used for symmetry breaking."""
     T = slots
     n_c = len(cands)
     n = n_c * T
@@ -96,6 +95,25 @@ def solve_slot_ilp(
         cols = (kk[:, None] + m[None, :] * T).ravel()
         starts = np.arange(T + 1) * m.size
         rows.add_csr(starts, cols, np.ones(cols.size), -np.inf, 1.0)
+    return rows, upper, rank
+
+
+def solve_slot_ilp(
+    num_flows: int,
+    cands: list[Candidate],
+    slots: int,
+    opts: SolveOptions,
+    *,
+    start: list[Assignment] | None = None,
+    upper_bound: int | None = None,
+    clique_cuts: list[list[int]] | None = None,
+    symmetry_breaking: bool = True,
+) -> tuple[list[Assignment], MipResult]:
+    """Maximises scheduled flows. Columns: candidate c, slot k -> c * slots + k."""
+    T = slots
+    n = len(cands) * T
+    rows, upper, rank = slot_model(num_flows, cands, slots, symmetry_breaking=symmetry_breaking,
+                                   clique_cuts=clique_cuts)
     if upper_bound is not None:
         rows.add(np.arange(n), -np.inf, float(upper_bound))
 
