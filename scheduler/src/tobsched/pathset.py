@@ -93,8 +93,11 @@ def solve_pathsets(
     """Returns (assignment per flow, proven optimal, upper bound, notes)."""
     deadline = Deadline(opts.time_limit_s)
     notes: list[str] = []
-    best = greedy_assign(num_flows, cands, slots)
-    best_count = sum(a is not None for a in best)
+    # No heuristic start: the master and a colouring of its answer settle most instances in a
+    # few milliseconds, and greedy's local search alone would cost more than that.
+    best: list[Assignment] = [None] * num_flows
+    best_count = 0
+    greedy_done = False
     cuts: list[tuple[list[int], int]] = []
     upper: int | None = None
     pumped_target: int | None = None
@@ -118,9 +121,24 @@ def solve_pathsets(
             # The bound is usually tight here and the hard part is a schedule that meets it;
             # pump again only when cuts have lowered the bound.
             pumped_target = upper
-            got = feasibility_pump(num_flows, cands, slots, upper, deadline.left())
+            coloured: list[Assignment] = [None] * num_flows
+            for v, ci in enumerate(chosen):
+                if colour[v] is not None:
+                    coloured[cands[ci].flow] = (colour[v], ci)  # type: ignore[assignment]
+            # From the master's colouring first, then from the LP optimum (another trajectory).
+            for pump_start in (coloured, None):
+                got = feasibility_pump(num_flows, cands, slots, upper, deadline.left(), start=pump_start)
+                got_count = sum(a is not None for a in got)
+                notes.append(f"feasibility pump{'' if pump_start else ' (cold)'}: {got_count} of target {upper}")
+                if got_count > best_count:
+                    best, best_count = got, got_count
+                if best_count >= upper:
+                    return best, True, upper, notes
+        if failed and not greedy_done:
+            greedy_done = True
+            got = greedy_assign(num_flows, cands, slots)
             got_count = sum(a is not None for a in got)
-            notes.append(f"feasibility pump: {got_count} of target {upper}")
+            notes.append(f"greedy: {got_count}")
             if got_count > best_count:
                 best, best_count = got, got_count
             if best_count >= upper:

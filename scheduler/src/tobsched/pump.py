@@ -19,7 +19,7 @@ import highspy
 from tobsched.greedy import Assignment, partialcol, round_and_augment
 from tobsched.highs_model import highs_lp
 from tobsched.paths import Candidate
-from tobsched.slot_ilp import slot_model
+from tobsched.slot_ilp import canonical, slot_model
 
 ITERATIONS_MAX = 25
 # Share of the columns pushed the other way when the pump cycles (same rounding twice).
@@ -34,15 +34,18 @@ def feasibility_pump(
     time_limit_s: float,
     iterations_max: int = ITERATIONS_MAX,
     seed: int = 0,
+    start: list[Assignment] | None = None,
 ) -> list[Assignment]:
-    """The best schedule the pump rounded (target flows when it succeeded). Deterministic for a
-    given input, seed and iteration count (HiGHS runs with one thread and a fixed seed)."""
+    """The best schedule the pump rounded (target flows when it succeeded). `start`, a valid
+    partial schedule (the master's coloured paths), replaces the first LP solve as the first
+    rounding. Deterministic for a given input, seed and iteration count (HiGHS runs with one
+    thread and a fixed seed)."""
     T = slots
     n = len(cands) * T
     best: list[Assignment] = [None] * num_flows
     if n == 0 or target <= 0:
         return best
-    rows, upper, _ = slot_model(num_flows, cands, slots)
+    rows, upper, rank = slot_model(num_flows, cands, slots)
     rows.add(np.arange(n), float(target), np.inf)
     lp = highs_lp(np.ones(n), rows, upper=upper, integer=np.zeros(n, dtype=bool))
     h = highspy.Highs()  # type: ignore[no-untyped-call]
@@ -50,19 +53,27 @@ def feasibility_pump(
     h.setOptionValue("threads", 1)
     h.setOptionValue("random_seed", 0)
     h.setOptionValue("time_limit", max(0.01, float(time_limit_s)))
+    # Every solve after the first only changes the costs: start from the last basis.
+    h.setOptionValue("presolve", "off")
     h.passModel(lp)
     rng = np.random.default_rng(seed)
     cols = np.arange(n, dtype=np.int32)
     best_count = 0
     seen: set[bytes] = set()
-    for _ in range(iterations_max):
-        h.run()
-        if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
-            break  # the target is above the LP bound, or out of time
-        x = np.asarray(h.getSolution().col_value, dtype=np.float64)
-        order = np.argsort(-x, kind="stable")
-        order = order[x[order] > 1e-6]
-        got = round_and_augment(num_flows, cands, T, [(int(c) % T, int(c) // T) for c in order])
+    x = np.zeros(n)
+    for it in range(iterations_max):
+        if it == 0 and start is not None:
+            # Slots relabelled in rank order, as the symmetry-broken LP expects.
+            got = round_and_augment(num_flows, cands, T, [a for a in canonical(start, rank) if a is not None])
+            x = np.full(n, 0.5)
+        else:
+            h.run()
+            if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+                break  # the target is above the LP bound, or out of time
+            x = np.asarray(h.getSolution().col_value, dtype=np.float64)
+            order = np.argsort(-x, kind="stable")
+            order = order[x[order] > 1e-6]
+            got = round_and_augment(num_flows, cands, T, [(int(c) % T, int(c) // T) for c in order])
         count = sum(a is not None for a in got)
         if count > best_count:
             best, best_count = got, count
