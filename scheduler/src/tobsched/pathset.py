@@ -34,6 +34,9 @@ from tobsched.pump import feasibility_pump
 from tobsched.slot_ilp import solve_slot_ilp
 
 ROUNDS_MAX = 20
+# Iterations of the pump from the master's colouring and from the LP optimum.
+PUMP_WARM_ITERATIONS = 8
+PUMP_COLD_ITERATIONS = 25
 
 
 class Deadline:
@@ -87,6 +90,16 @@ def _cliques_over(adj: list[set[int]], comp: list[int], size_min: int) -> list[l
     return [sorted(c) for c in nx.find_cliques(g) if len(c) >= size_min]
 
 
+def _coloured(num_flows: int, cands: list[Candidate], chosen: list[int], colour: list[int | None]) -> list[Assignment]:
+    """The coloured part of a master answer as a schedule."""
+    out: list[Assignment] = [None] * num_flows
+    for v, ci in enumerate(chosen):
+        c = colour[v]
+        if c is not None:
+            out[cands[ci].flow] = (c, ci)
+    return out
+
+
 def solve_pathsets(
     num_flows: int, cands: list[Candidate], slots: int, opts: SolveOptions
 ) -> tuple[list[Assignment], bool, int | None, list[str]]:
@@ -121,13 +134,11 @@ def solve_pathsets(
             # The bound is usually tight here and the hard part is a schedule that meets it;
             # pump again only when cuts have lowered the bound.
             pumped_target = upper
-            coloured: list[Assignment] = [None] * num_flows
-            for v, ci in enumerate(chosen):
-                if colour[v] is not None:
-                    coloured[cands[ci].flow] = (colour[v], ci)  # type: ignore[assignment]
+            coloured = _coloured(num_flows, cands, chosen, colour)
             # From the master's colouring first, then from the LP optimum (another trajectory).
-            for pump_start in (coloured, None):
-                got = feasibility_pump(num_flows, cands, slots, upper, deadline.left(), start=pump_start)
+            for pump_start, iterations in ((coloured, PUMP_WARM_ITERATIONS), (None, PUMP_COLD_ITERATIONS)):
+                got = feasibility_pump(num_flows, cands, slots, upper, deadline.left(), iterations_max=iterations,
+                                       start=pump_start)
                 got_count = sum(a is not None for a in got)
                 notes.append(f"feasibility pump{'' if pump_start else ' (cold)'}: {got_count} of target {upper}")
                 if got_count > best_count:

@@ -24,6 +24,8 @@ from tobsched.slot_ilp import canonical, slot_model
 ITERATIONS_MAX = 25
 # Share of the columns pushed the other way when the pump cycles (same rounding twice).
 PERTURB_SHARE = 0.05
+# PartialCol work on a rounding one flow short of the target (a few milliseconds).
+POLISH_EVALUATIONS = 10_000
 
 
 def feasibility_pump(
@@ -75,6 +77,9 @@ def feasibility_pump(
             order = order[x[order] > 1e-6]
             got = round_and_augment(num_flows, cands, T, [(int(c) % T, int(c) // T) for c in order])
         count = sum(a is not None for a in got)
+        if count == target - 1:
+            got = partialcol(num_flows, cands, T, got, POLISH_EVALUATIONS, seed=seed + it)
+            count = sum(a is not None for a in got)
         if count > best_count:
             best, best_count = got, count
         if count >= target:
