@@ -31,12 +31,14 @@ from tobsched.greedy import Assignment, greedy_assign
 from tobsched.highs_model import MipResult, RowBuilder, SolveOptions, solve_max
 from tobsched.paths import Candidate
 from tobsched.pump import feasibility_pump
-from tobsched.slot_ilp import solve_slot_ilp
+from tobsched.slot_ilp import schedule_of_size, solve_slot_ilp
 
 ROUNDS_MAX = 20
 # Iterations of the pump from the master's colouring and from the LP optimum.
 PUMP_WARM_ITERATIONS = 8
 PUMP_COLD_ITERATIONS = 25
+# Time for deciding whether a schedule meets the master's bound (slot_ilp.schedule_of_size).
+DECIDE_TIME_S = 1.0
 
 
 class Deadline:
@@ -154,6 +156,18 @@ def solve_pathsets(
                 best, best_count = got, got_count
             if best_count >= upper:
                 return best, True, upper, notes
+            # Decide the bound directly: a schedule of `upper` flows, or a proof that none exists
+            # (then the bound drops by one), within a short time limit.
+            exists, got = schedule_of_size(num_flows, cands, slots, upper,
+                                           SolveOptions(min(DECIDE_TIME_S, deadline.left()), 0.0, opts.threads))
+            notes.append(f"schedule of {upper} flows: {'found' if exists else 'none' if exists is False else 'undecided'}")
+            if exists:
+                return got, True, upper, notes
+            if exists is False:
+                upper -= 1
+                cuts.append((list(range(len(cands))), upper))
+                if best_count >= upper:
+                    return best, True, upper, notes
         cut_added = False
         unknown = False
         failed_set = set(failed)

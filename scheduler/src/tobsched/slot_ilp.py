@@ -131,3 +131,28 @@ def solve_slot_ilp(
             assert out[cands[ci].flow] is None, "a flow got two slots"
             out[cands[ci].flow] = (k, ci)
     return out, res
+
+
+def schedule_of_size(
+    num_flows: int, cands: list[Candidate], slots: int, target: int, opts: SolveOptions
+) -> tuple[bool | None, list[Assignment]]:
+    """Is there a schedule of at least `target` flows? The symmetry-broken slot model with
+    sum >= target and no objective, so HiGHS stops at the first schedule it finds. Returns
+    (True, that schedule), (False, []) when HiGHS proves there is none, (None, []) at the time
+    limit."""
+    T = slots
+    n = len(cands) * T
+    rows, upper, _ = slot_model(num_flows, cands, slots)
+    rows.add(np.arange(n), float(target), np.inf)
+    res = solve_max(np.zeros(n), rows, opts, upper=upper)
+    if res.x is not None:
+        out: list[Assignment] = [None] * num_flows
+        for col in np.flatnonzero(res.x > 0.5):
+            ci, k = divmod(int(col), T)
+            assert out[cands[ci].flow] is None, "a flow got two slots"
+            out[cands[ci].flow] = (k, ci)
+        assert sum(a is not None for a in out) >= target
+        return True, out
+    if res.status == "Infeasible":
+        return False, []
+    return None, []
