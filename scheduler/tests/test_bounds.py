@@ -56,3 +56,38 @@ def test_a_warm_start_never_makes_the_answer_inconsistent() -> None:
     for start in ([1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [1.0, 1.0, 1.0]):
         r = solve_max(np.ones(3), rows, SolveOptions(10.0), start=np.array(start), integral_objective=True)
         assert r.optimal and r.objective == 2.0 and r.x is not None and float(r.x.sum()) == 2.0
+
+
+@pytest.mark.parametrize("degree,flows,slots,seed", [(4, 100, 4, 0), (3, 90, 3, 0), (4, 110, 3, 0)])
+def test_hard_instances_are_proven_at_the_plain_mips_optimum(degree: int, flows: int, slots: int, seed: int) -> None:
+    # Seed 003's small size (24 hosts, 6 switches): master solutions that cannot be coloured, so
+    # the answer comes from the feasibility pump (100/4) or from cuts after it misses a bound the
+    # master cannot yet lower (90/3: bound 54, optimum 53).
+    obj = generate(TopologyParams(model="rrg", degree=degree), flows=flows, slots=slots, seed=seed)
+    net = network_from_obj(obj)
+    for formulation, fixed in (("spr", False), ("sfr", True)):
+        best = _plain_optimum(net, fixed)
+        s = solve(net, formulation, SolveOptions(60.0))
+        assert s.proven_optimal and s.scheduled == best and s.upper_bound == best, (formulation, s.scheduled,
+                                                                                    s.upper_bound, best, s.notes)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_schedule_of_the_optimums_size_exists_and_one_more_is_refused(seed: int) -> None:
+    from tobsched.slot_ilp import schedule_of_size
+
+    obj = generate(TopologyParams(model="rrg", hosts=16, switches=8, degree=3 + seed % 2), flows=30,
+                   slots=3 + seed % 2, seed=seed)
+    net = network_from_obj(obj)
+    cands = candidates(net, fixed=seed % 2 == 0)
+    best = _plain_optimum(net, fixed=seed % 2 == 0)
+    exists, got = schedule_of_size(len(net.flows), cands, net.slots, best, SolveOptions(60.0))
+    assert exists is True and sum(a is not None for a in got) >= best
+    used: set[tuple[int, int]] = set()
+    for f, a in enumerate(got):
+        if a is not None:
+            assert cands[a[1]].flow == f
+            for arc in cands[a[1]].arcs:
+                assert (a[0], arc) not in used
+                used.add((a[0], arc))
+    assert schedule_of_size(len(net.flows), cands, net.slots, best + 1, SolveOptions(60.0)) == (False, [])

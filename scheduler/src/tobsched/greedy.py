@@ -188,6 +188,22 @@ def _augment(inst: _Instance, occ: _Occupancy, cur: list[Assignment], f0: int, b
     return False
 
 
+def round_and_augment(num_flows: int, cands: list[Candidate], slots: int, order: list[tuple[int, int]]) -> list[Assignment]:
+    """A schedule from a preference list of (slot, candidate) pairs: each pair is taken when its
+    flow is still unscheduled and its links are free in that slot, then ejection chains add what
+    they can (the rounding step of the feasibility pump)."""
+    inst = _Instance(num_flows, cands)
+    occ = _Occupancy(inst, slots)
+    result: list[Assignment] = [None] * num_flows
+    mask = inst.mask
+    for slot, ci in order:
+        f = cands[ci].flow
+        if result[f] is None and not occ.bits[slot] & mask[ci]:
+            occ.take(slot, ci, f)
+            result[f] = (slot, ci)
+    return _augment_all(inst, slots, result)
+
+
 def first_fit_assign(
     num_flows: int,
     cands: list[Candidate],

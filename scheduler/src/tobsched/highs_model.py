@@ -88,18 +88,15 @@ class MipResult:
     solve_s: float
 
 
-def solve_max(
+def highs_lp(
     cost: FloatArray,
     rows: RowBuilder,
-    opts: SolveOptions,
     *,
-    integer: npt.NDArray[np.bool_] | None = None,
     upper: FloatArray | None = None,
-    start: FloatArray | None = None,
-    integral_objective: bool = False,
-) -> MipResult:
-    """Maximises cost.x over 0 <= x <= upper (binary where integer) subject to rows."""
-    t0 = time.perf_counter()
+    integer: npt.NDArray[np.bool_] | None = None,
+) -> Any:
+    """The maximisation of cost.x over 0 <= x <= upper subject to rows as one HighsLp (integer
+    columns where `integer` says so, all of them by default)."""
     n = int(cost.size)
     lp = highspy.HighsLp()
     lp.num_col_ = n
@@ -121,7 +118,22 @@ def solve_max(
     lp.integrality_ = [
         highspy.HighsVarType.kInteger if k else highspy.HighsVarType.kContinuous for k in kinds
     ]
+    return lp
 
+
+def solve_max(
+    cost: FloatArray,
+    rows: RowBuilder,
+    opts: SolveOptions,
+    *,
+    integer: npt.NDArray[np.bool_] | None = None,
+    upper: FloatArray | None = None,
+    start: FloatArray | None = None,
+    integral_objective: bool = False,
+) -> MipResult:
+    """Maximises cost.x over 0 <= x <= upper (binary where integer) subject to rows."""
+    t0 = time.perf_counter()
+    lp = highs_lp(cost, rows, upper=upper, integer=integer)
     res = _run(lp, opts, integral_objective, start, t0)
     if start is not None and not _consistent(res, lp, cost):
         # HiGHS 1.16 can end a warm-started solve with an objective and a dual bound that its own

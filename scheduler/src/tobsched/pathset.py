@@ -3,13 +3,18 @@
 Master (no slot index, so no slot symmetry): choose at most one candidate path per flow such that
 every directed link carries at most T chosen paths, plus cuts learnt below. It is a relaxation of
 the slot ILP (any schedule gives a master solution with the same number of flows), so its bound is
-a valid upper bound. Then colour the chosen paths with T slots (DSatur, exact slot ILP per conflict
-component when DSatur fails). A complete colouring of an optimal master solution is optimal.
-When a component cannot be coloured, its proven maximum becomes a cut (and each clique of more than
-T paths a clique cut) and the master is solved again. If that does not settle it within a few
-rounds, the symmetry-broken slot ILP runs with the master's bound and the best schedule as start.
+a valid upper bound. Then colour the chosen paths with T slots (DSatur). A complete colouring of an
+optimal master solution is optimal: most instances end here, in milliseconds.
+When DSatur fails, the master's bound is usually the optimum and a schedule meeting it is what is
+missing. In order, each stopping as soon as the bound is met: a feasibility pump on the slot LP
+(pump.py) from the master's colouring, the same pump from the LP optimum, greedy, and a short
+slot MIP that decides whether a schedule of the bound's size exists (a proof that none does
+lowers the bound by one).
+Then the rounds: Tabucol and exact colouring of the failed components; a component that cannot be
+coloured gives a cut (each clique of more than T paths a clique cut, else a non-colourable core)
+and the master is solved again. If that does not settle it within ROUNDS_MAX rounds, the
+symmetry-broken slot ILP runs with the master's bound and the best schedule as start.
 """
-
 from __future__ import annotations
 
 import math
@@ -28,9 +33,15 @@ from tobsched.coloring import (
 from tobsched.greedy import Assignment, greedy_assign
 from tobsched.highs_model import MipResult, RowBuilder, SolveOptions, solve_max
 from tobsched.paths import Candidate
-from tobsched.slot_ilp import solve_slot_ilp
+from tobsched.pump import feasibility_pump
+from tobsched.slot_ilp import schedule_of_size, solve_slot_ilp
 
 ROUNDS_MAX = 20
+# Iterations of the pump from the master's colouring and from the LP optimum.
+PUMP_WARM_ITERATIONS = 8
+PUMP_COLD_ITERATIONS = 25
+# Time for deciding whether a schedule meets the master's bound (slot_ilp.schedule_of_size).
+DECIDE_TIME_S = 1.0
 
 
 class Deadline:
@@ -84,16 +95,30 @@ def _cliques_over(adj: list[set[int]], comp: list[int], size_min: int) -> list[l
     return [sorted(c) for c in nx.find_cliques(g) if len(c) >= size_min]
 
 
+def _coloured(num_flows: int, cands: list[Candidate], chosen: list[int], colour: list[int | None]) -> list[Assignment]:
+    """The coloured part of a master answer as a schedule."""
+    out: list[Assignment] = [None] * num_flows
+    for v, ci in enumerate(chosen):
+        c = colour[v]
+        if c is not None:
+            out[cands[ci].flow] = (c, ci)
+    return out
+
+
 def solve_pathsets(
     num_flows: int, cands: list[Candidate], slots: int, opts: SolveOptions
 ) -> tuple[list[Assignment], bool, int | None, list[str]]:
     """Returns (assignment per flow, proven optimal, upper bound, notes)."""
     deadline = Deadline(opts.time_limit_s)
     notes: list[str] = []
-    best = greedy_assign(num_flows, cands, slots)
-    best_count = sum(a is not None for a in best)
+    # No heuristic start: the master and a colouring of its answer settle most instances in a
+    # few milliseconds, and greedy's local search alone would cost more than that.
+    best: list[Assignment] = [None] * num_flows
+    best_count = 0
+    greedy_done = False
     cuts: list[tuple[list[int], int]] = []
     upper: int | None = None
+    pumped_target: int | None = None
 
     def sub(limit_share: float = 1.0) -> SolveOptions:
         return SolveOptions(deadline.left() * limit_share, opts.mip_gap, opts.threads)
@@ -110,6 +135,42 @@ def solve_pathsets(
         adj = conflict_graph([cands[ci].arcs for ci in chosen])
         colour = dsatur(adj, slots)
         failed = [v for v, c in enumerate(colour) if c is None]
+        if failed and pumped_target != upper and best_count < upper:
+            # The bound is usually tight here and the hard part is a schedule that meets it;
+            # pump again only when cuts have lowered the bound.
+            pumped_target = upper
+            coloured = _coloured(num_flows, cands, chosen, colour)
+            # From the master's colouring first, then from the LP optimum (another trajectory).
+            for pump_start, iterations in ((coloured, PUMP_WARM_ITERATIONS), (None, PUMP_COLD_ITERATIONS)):
+                got = feasibility_pump(num_flows, cands, slots, upper, deadline.left(), iterations_max=iterations,
+                                       start=pump_start)
+                got_count = sum(a is not None for a in got)
+                notes.append(f"feasibility pump{'' if pump_start else ' (cold)'}: {got_count} of target {upper}")
+                if got_count > best_count:
+                    best, best_count = got, got_count
+                if best_count >= upper:
+                    return best, True, upper, notes
+        if failed and not greedy_done:
+            greedy_done = True
+            got = greedy_assign(num_flows, cands, slots)
+            got_count = sum(a is not None for a in got)
+            notes.append(f"greedy: {got_count}")
+            if got_count > best_count:
+                best, best_count = got, got_count
+            if best_count >= upper:
+                return best, True, upper, notes
+            # Decide the bound directly: a schedule of `upper` flows, or a proof that none exists
+            # (then the bound drops by one), within a short time limit.
+            exists, got = schedule_of_size(num_flows, cands, slots, upper,
+                                           SolveOptions(min(DECIDE_TIME_S, deadline.left()), 0.0, opts.threads))
+            notes.append(f"schedule of {upper} flows: {'found' if exists else 'none' if exists is False else 'undecided'}")
+            if exists:
+                return got, True, upper, notes
+            if exists is False:
+                upper -= 1
+                cuts.append((list(range(len(cands))), upper))
+                if best_count >= upper:
+                    return best, True, upper, notes
         cut_added = False
         unknown = False
         failed_set = set(failed)

@@ -10,6 +10,7 @@ lost. The warm start is relabelled the same way.
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 
 from tobsched.greedy import Assignment
 from tobsched.highs_model import MipResult, RowBuilder, SolveOptions, solve_max
@@ -53,18 +54,16 @@ def canonical(assign: list[Assignment], rank: list[int]) -> list[Assignment]:
     return out
 
 
-def solve_slot_ilp(
+def slot_model(
     num_flows: int,
     cands: list[Candidate],
     slots: int,
-    opts: SolveOptions,
     *,
-    start: list[Assignment] | None = None,
-    upper_bound: int | None = None,
-    clique_cuts: list[list[int]] | None = None,
     symmetry_breaking: bool = True,
-) -> tuple[list[Assignment], MipResult]:
-    """Maximises scheduled flows. Columns: candidate c, slot k -> c * slots + k."""
+    clique_cuts: list[list[int]] | None = None,
+) -> tuple[RowBuilder, npt.NDArray[np.float64], list[int]]:
+    """Rows and column upper bounds of the slot ILP (columns: candidate c, slot k -> c * slots + k)
+    and the flow ranks used for symmetry breaking."""
     T = slots
     n_c = len(cands)
     n = n_c * T
@@ -96,6 +95,25 @@ def solve_slot_ilp(
         cols = (kk[:, None] + m[None, :] * T).ravel()
         starts = np.arange(T + 1) * m.size
         rows.add_csr(starts, cols, np.ones(cols.size), -np.inf, 1.0)
+    return rows, upper, rank
+
+
+def solve_slot_ilp(
+    num_flows: int,
+    cands: list[Candidate],
+    slots: int,
+    opts: SolveOptions,
+    *,
+    start: list[Assignment] | None = None,
+    upper_bound: int | None = None,
+    clique_cuts: list[list[int]] | None = None,
+    symmetry_breaking: bool = True,
+) -> tuple[list[Assignment], MipResult]:
+    """Maximises scheduled flows. Columns: candidate c, slot k -> c * slots + k."""
+    T = slots
+    n = len(cands) * T
+    rows, upper, rank = slot_model(num_flows, cands, slots, symmetry_breaking=symmetry_breaking,
+                                   clique_cuts=clique_cuts)
     if upper_bound is not None:
         rows.add(np.arange(n), -np.inf, float(upper_bound))
 
@@ -113,3 +131,28 @@ def solve_slot_ilp(
             assert out[cands[ci].flow] is None, "a flow got two slots"
             out[cands[ci].flow] = (k, ci)
     return out, res
+
+
+def schedule_of_size(
+    num_flows: int, cands: list[Candidate], slots: int, target: int, opts: SolveOptions
+) -> tuple[bool | None, list[Assignment]]:
+    """Is there a schedule of at least `target` flows? The symmetry-broken slot model with
+    sum >= target and no objective, so HiGHS stops at the first schedule it finds. Returns
+    (True, that schedule), (False, []) when HiGHS proves there is none, (None, []) at the time
+    limit."""
+    T = slots
+    n = len(cands) * T
+    rows, upper, _ = slot_model(num_flows, cands, slots)
+    rows.add(np.arange(n), float(target), np.inf)
+    res = solve_max(np.zeros(n), rows, opts, upper=upper)
+    if res.x is not None:
+        out: list[Assignment] = [None] * num_flows
+        for col in np.flatnonzero(res.x > 0.5):
+            ci, k = divmod(int(col), T)
+            assert out[cands[ci].flow] is None, "a flow got two slots"
+            out[cands[ci].flow] = (k, ci)
+        assert sum(a is not None for a in out) >= target
+        return True, out
+    if res.status == "Infeasible":
+        return False, []
+    return None, []
