@@ -21,6 +21,7 @@
 #include "core/engine_factory.h"
 #include "core/mars_node.h"
 #include "core/wire.h"
+#include "engine_cluster.h"
 
 namespace {
 
@@ -262,90 +263,6 @@ BENCHMARK(BM_MembershipPoint)
     ->UseManualTime()
     ->Iterations(20000);
 
-// A cluster of 4 engines of either kind on one virtual timeline, perfect clocks, a lossless
-// network, the acceptor log durable at once (otfp): the whole core's work per message, without
-// the harness's allocations (a frame in flight reuses the buffer of one that arrived).
-class EngineCluster {
- public:
-  EngineCluster(Order order, int n, int64_t cycle_ns) {
-    for (int i = 0; i < n; ++i) {
-      NodeConfig c;
-      c.schedule = ScheduleConfig::equal_slots(n, cycle_ns);
-      c.self = static_cast<NodeId>(i);
-      c.queue_bytes_max = 4u << 20;
-      auto e = make_engine(order, c);
-      if (!e.ok()) {
-        std::fprintf(stderr, "bench: %s\n", e.error().message.c_str());
-        std::abort();
-      }
-      nodes_.push_back(std::move(e.value()));
-    }
-    persisted_.assign(nodes_.size(), 0);
-    for (size_t i = 0; i < nodes_.size(); ++i) call_on_time(i, -1);
-  }
-
-  Engine& node(size_t i) { return *nodes_[i]; }
-  size_t size() const { return nodes_.size(); }
-  uint64_t delivered() const { return delivered_; }
-
-  // Runs every event (frame arrival, on_time at a node's deadline) before t.
-  void run_before(int64_t t) {
-    for (;;) {
-      int64_t e = INT64_MAX;
-      for (const auto& x : nodes_) e = std::min(e, x->next_deadline_ns());
-      for (const Pending& p : pending_)
-        if (p.live) e = std::min(e, p.tx_ns);
-      if (e >= t) return;
-      for (Pending& p : pending_) {
-        if (!p.live || p.tx_ns != e) continue;
-        p.live = false;
-        const DecodeResult r = decode_frame(p.bytes);
-        if (!r.ok()) std::abort();
-        for (size_t j = 0; j < nodes_.size(); ++j) {
-          if (j == p.from) continue;
-          nodes_[j]->on_frame(r.view, e);
-          collect(j);
-        }
-      }
-      for (size_t i = 0; i < nodes_.size(); ++i)
-        if (nodes_[i]->next_deadline_ns() <= e) call_on_time(i, e);
-    }
-  }
-
- private:
-  struct Pending {
-    int64_t tx_ns = 0;
-    size_t from = 0;
-    bool live = false;
-    Bytes bytes;
-  };
-  void call_on_time(size_t i, int64_t t) {
-    nodes_[i]->on_time(t);
-    collect(i);
-  }
-  void collect(size_t i) {
-    const Actions& a = nodes_[i]->take_actions();
-    delivered_ += a.deliveries.size();
-    for (const TxFrame& f : a.tx) {
-      auto slot = std::find_if(pending_.begin(), pending_.end(), [](const Pending& p) { return !p.live; });
-      if (slot == pending_.end()) slot = pending_.insert(pending_.end(), Pending{});
-      slot->tx_ns = f.tx_ns;
-      slot->from = i;
-      slot->live = true;
-      slot->bytes.assign(f.bytes.begin(), f.bytes.end());
-    }
-    if (!a.persist.empty()) {
-      persisted_[i] += a.persist.size();
-      nodes_[i]->on_durable(persisted_[i]);  // durability none: durable at once
-      collect(i);
-    }
-  }
-  std::vector<std::unique_ptr<Engine>> nodes_;
-  std::vector<Pending> pending_;
-  std::vector<uint64_t> persisted_;
-  uint64_t delivered_ = 0;
-};
-
 // One iteration = one cycle of a 4-node cluster: every node submits M messages of B bytes at
 // the cycle's start (M = what one slot's frame carries: 16 of 64 B, 1 of 1 KB), then every
 // frame, decode, vote, decision and delivery of the cycle runs. Reported: ns_per_msg = the
@@ -359,7 +276,11 @@ void BM_EnginePerMessage(benchmark::State& state) {
   const int per_node = size <= 64 ? 16 : 1;
   constexpr int kNodes = 4;
   constexpr int64_t kCycleNs = 4'000'000;
-  EngineCluster cluster(order, kNodes, kCycleNs);
+  NodeConfig base;
+  base.schedule = ScheduleConfig::equal_slots(kNodes, kCycleNs);
+  base.queue_bytes_max = 4u << 20;
+  tob::perf::EngineCluster cluster(order, kNodes, base);
+  cluster.start();
   const Bytes payload(size, 0x6B);
   int64_t t = 0;
   auto one_cycle = [&] {

@@ -32,6 +32,7 @@
 #include "core/engine_factory.h"
 #include "core/wire.h"
 #include "dataplane/clients/client_hub.h"
+#include "engine_cluster.h"
 
 namespace {
 
@@ -45,31 +46,30 @@ constexpr int64_t kCycleNs = 40'000'000;
 constexpr size_t kEther = 14;
 constexpr size_t kFrameBytes = 1500;
 
-class PathCluster {
+NodeConfig base_config(size_t batch_msgs, size_t payload) {
+  NodeConfig c;
+  c.schedule = ScheduleConfig::equal_slots(kNodes, kCycleNs);
+  c.rate_mbps = 1000;
+  c.batch_msgs_max = batch_msgs;
+  c.payload_bytes_max = std::max<size_t>(payload, 64);
+  c.queue_msgs_max = 4 * batch_msgs;
+  c.queue_bytes_max = 4 * batch_msgs * (payload + 64);
+  return c;
+}
+
+// The cluster with node 0 on the dataplane's path: its frames through mbufs, its deliveries
+// through the client hub to two clients; node 0's work is timed (timed()).
+class PathCluster final : public tob::perf::EngineCluster {
  public:
-  PathCluster(Order order, size_t batch_msgs, size_t payload) {
-    for (int i = 0; i < kNodes; ++i) {
-      NodeConfig c;
-      c.schedule = ScheduleConfig::equal_slots(kNodes, kCycleNs);
-      c.self = static_cast<NodeId>(i);
-      c.rate_mbps = 1000;
-      c.batch_msgs_max = batch_msgs;
-      c.payload_bytes_max = std::max<size_t>(payload, 64);
-      c.queue_msgs_max = 4 * batch_msgs;
-      c.queue_bytes_max = 4 * batch_msgs * (payload + 64);
-      auto e = make_engine(order, c);
-      if (!e.ok()) fail(e.error().message.c_str());
-      nodes_.push_back(std::move(e.value()));
-    }
+  PathCluster(Order order, size_t batch_msgs, size_t payload)
+      : EngineCluster(order, kNodes, base_config(batch_msgs, payload)) {
     tob::dataplane::ClusterConfig cc;
     cc.name = "benchpath";
     cc.nodes = kNodes;
     cc.clients_max = kClients;
     cc.client_ring = 1024;
     cc.history = 1u << 16;
-    cc.node = NodeConfig{};
-    cc.node.schedule = ScheduleConfig::equal_slots(kNodes, kCycleNs);
-    cc.node.payload_bytes_max = std::max<size_t>(payload, 64);
+    cc.node = base_config(batch_msgs, payload);
     clock_.publish({1000, 1'000'000'000, 0.5});
     auto hub = ClientHub::create(cc, 0, clock_);
     if (!hub.ok()) fail(hub.error().message.c_str());
@@ -85,64 +85,24 @@ class PathCluster {
     frames_ = rte_pktmbuf_pool_create("bench_frames", 8191, 256, 0, static_cast<uint16_t>(kEther + kFrameBytes + 128),
                                       SOCKET_ID_ANY);
     if (frames_ == nullptr) fail("no frame pool");
-    persisted_.assign(kNodes, 0);
-    for (int i = 0; i < kNodes; ++i) call_on_time(i, -1);
+    start();
   }
-  ~PathCluster() {
+  ~PathCluster() override {
     hub_.reset();
     rte_mempool_free(rte_mempool_lookup(tob::dataplane::kDeliveryPoolName));
     rte_memzone_free(rte_memzone_lookup(tob::dataplane::kShmZoneName));
     rte_mempool_free(frames_);
   }
 
-  Engine& node(int i) { return *nodes_[static_cast<size_t>(i)]; }
   uint64_t delivered0() const { return delivered0_; }
   uint64_t client_reads() const { return client_reads_; }
   Clock::duration timed() const { return timed_; }
   void add_timed(Clock::duration d) { timed_ += d; }
 
-  // Every event before t: frame arrivals, on_time at the nodes' deadlines.
-  void run_before(int64_t t) {
-    for (;;) {
-      int64_t e = INT64_MAX;
-      for (const auto& x : nodes_) e = std::min(e, x->next_deadline_ns());
-      for (const Pending& p : pending_)
-        if (p.live) e = std::min(e, p.tx_ns);
-      if (e >= t) return;
-      for (Pending& p : pending_) {
-        if (!p.live || p.tx_ns != e) continue;
-        p.live = false;
-        const DecodeResult shared = decode_frame(p.bytes);
-        for (int j = 0; j < kNodes; ++j) {
-          if (j == p.from) continue;
-          if (j == 0) {
-            receive0(p.bytes, e);
-          } else {
-            nodes_[static_cast<size_t>(j)]->on_frame(shared.view, e);
-            collect(j);
-          }
-        }
-      }
-      for (int i = 0; i < kNodes; ++i)
-        if (nodes_[static_cast<size_t>(i)]->next_deadline_ns() <= e) call_on_time(i, e);
-    }
-  }
-
  private:
-  struct Pending {
-    int64_t tx_ns = 0;
-    int from = 0;
-    bool live = false;
-    std::vector<uint8_t> bytes;
-  };
-
-  [[noreturn]] static void fail(const char* why) {
-    std::fprintf(stderr, "bench-path: %s\n", why);
-    std::abort();
-  }
-
   // Node 0's RX: the PMD's copy into an mbuf, the decode, the engine, the mbuf freed.
-  void receive0(const std::vector<uint8_t>& frame, int64_t at) {
+  void receive(size_t j, const std::vector<uint8_t>& frame, const FrameView& view, int64_t at) override {
+    if (j != 0) return EngineCluster::receive(j, frame, view, at);
     const auto t0 = Clock::now();
     rte_mbuf* m = rte_pktmbuf_alloc(frames_);
     if (m == nullptr) fail("frame pool empty");
@@ -151,53 +111,29 @@ class PathCluster {
     std::memcpy(p + kEther, frame.data(), frame.size());
     const DecodeResult r = decode_frame(std::span<const uint8_t>(p + kEther, frame.size()));
     if (!r.ok()) fail("a frame does not decode");
-    nodes_[0]->on_frame(r.view, at);
-    timed_ += Clock::now() - t0;
-    collect(0);  // timed inside
-    const auto t1 = Clock::now();
+    node(0).on_frame(r.view, at);
     rte_pktmbuf_free(m);
-    timed_ += Clock::now() - t1;
+    timed_ += Clock::now() - t0;
   }
 
-  void call_on_time(int i, int64_t t) {
+  void call_on_time(size_t i, int64_t t) override {
     const auto t0 = Clock::now();
-    nodes_[static_cast<size_t>(i)]->on_time(t);
+    node(i).on_time(t);
     if (i == 0) timed_ += Clock::now() - t0;
     collect(i);
   }
 
-  void collect(int i) {
-    const Actions& a = nodes_[static_cast<size_t>(i)]->take_actions();
-    for (const TxFrame& f : a.tx) {
-      if (i == 0) {
-        const auto t0 = Clock::now();
-        make_item(f);
-        timed_ += Clock::now() - t0;
-      }
-      auto slot = std::find_if(pending_.begin(), pending_.end(), [](const Pending& p) { return !p.live; });
-      if (slot == pending_.end()) slot = pending_.insert(pending_.end(), Pending{});
-      slot->tx_ns = f.tx_ns;
-      slot->from = i;
-      slot->live = true;
-      slot->bytes.assign(f.bytes.begin(), f.bytes.end());  // the network's copy: not node 0's work
-    }
-    if (i == 0) {
-      const auto t1 = Clock::now();
-      for (const Delivery& d : a.deliveries) hub_->record(d);
-      delivered0_ += a.deliveries.size();
-      const bool any = !a.deliveries.empty();
-      timed_ += Clock::now() - t1;
-      if (any) serve_clients();
-    }
-    const bool persisted = !a.persist.empty();
-    if (persisted) {
-      persisted_[static_cast<size_t>(i)] += a.persist.size();
-      nodes_[static_cast<size_t>(i)]->on_durable(persisted_[static_cast<size_t>(i)]);  // durability none
-      collect(i);
-    }
+  // Node 0's TX (make_item and the PMD's free) and deliveries (the hub, to two clients).
+  void actions(size_t i, const Actions& a) override {
+    if (i != 0) return;
+    const auto t0 = Clock::now();
+    for (const TxFrame& f : a.tx) make_item(f);
+    for (const Delivery& d : a.deliveries) hub_->record(d);
+    delivered0_ += a.deliveries.size();
+    timed_ += Clock::now() - t0;
+    if (!a.deliveries.empty()) serve_clients();
   }
 
-  // Node 0's make_item and the TX PMD's free.
   void make_item(const TxFrame& f) {
     rte_mbuf* m = rte_pktmbuf_alloc(frames_);
     if (m == nullptr) fail("frame pool empty");
@@ -227,9 +163,6 @@ class PathCluster {
     }
   }
 
-  std::vector<std::unique_ptr<Engine>> nodes_;
-  std::vector<Pending> pending_;
-  std::vector<uint64_t> persisted_;
   tob::dataplane::TscClock clock_;
   std::unique_ptr<ClientHub> hub_;
   std::vector<rte_ring*> rings_;
@@ -250,7 +183,7 @@ void BM_ControlPerMessage(benchmark::State& state) {
     for (int i = 0; i < kNodes; ++i)
       for (size_t k = 0; k < per_node; ++k) {
         const auto t0 = Clock::now();
-        const bool ok = cluster.node(i).submit(1, payload, t).status == SubmitStatus::ok;
+        const bool ok = cluster.node(static_cast<size_t>(i)).submit(1, payload, t).status == SubmitStatus::ok;
         if (i == 0) cluster.add_timed(Clock::now() - t0);
         if (!ok) return false;
       }
