@@ -105,6 +105,8 @@ struct TxFrame {
   // 0, none (a batch segment, a retransmission: no acceptor state).
   uint64_t after_records = kAllRecords;
   static constexpr uint64_t kAllRecords = UINT64_MAX;
+  // The log bytes (of this life) that must be durable before it leaves, `written` emitted so far.
+  uint64_t records_needed(uint64_t written) const { return after_records == kAllRecords ? written : after_records; }
 };
 
 struct Delivery {

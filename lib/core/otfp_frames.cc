@@ -133,7 +133,7 @@ FrameVerdict OtfpNode::validate(const FrameView& frame, bool* has_state) const {
   for (size_t off = 0; frame.next_section(off, sec);) {
     if (!valid_section(sec, frame.header.sender, n_, ring_)) return FrameVerdict::malformed_section;
     if (sec.type == SectionType::otfp_state) *has_state = true;
-    if (sec.type == SectionType::app_batch) ++batches;
+    if (sec.type == SectionType::app_batch) ++batches;  // its batch is checked here, once: apply() stores it as is
   }
   const int batches_max = (frame.header.flags & kFlagAux) != 0 ? 0 : 1;
   return batches > batches_max ? FrameVerdict::malformed_section : FrameVerdict::accepted;
@@ -157,8 +157,8 @@ void OtfpNode::apply(const FrameView& frame) {
         // A segment of the sender's batch (the frame's numbers). A sender whose clock is ahead
         // may open cycle c before this node's clock reaches it.
         if (OtfpInstance* in = ring_.open(c);
-            in != nullptr && ring_.store_segment(*in, s, frame.header.segment_index, frame.header.segment_count, sec.body) ==
-                                 OtfpRing::Store::complete)
+            in != nullptr && ring_.store_segment(*in, s, frame.header.segment_index, frame.header.segment_count, sec.body,
+                                                 Reassembly::Checked::yes) == OtfpRing::Store::complete)
           persist_batch(*in, s);
         break;
       case SectionType::otfp_vote: for_each_vote(sec.body, [&](const OtfpVote& v) { on_vote(s, v); }); break;
@@ -182,7 +182,8 @@ void OtfpNode::apply(const FrameView& frame) {
         read_data(sec.body, d, b);
         if (d.instance <= cycle_ + 1)
           if (OtfpInstance* in = ring_.open(d.instance);
-              in != nullptr && ring_.store_segment(*in, d.sender, d.index, d.count, b) == OtfpRing::Store::complete)
+              in != nullptr &&
+              ring_.store_segment(*in, d.sender, d.index, d.count, b, Reassembly::Checked::yes) == OtfpRing::Store::complete)
             persist_batch(*in, d.sender);
         break;
       }
@@ -257,7 +258,7 @@ void OtfpNode::transmit(const Turn& t) {
   w.reserve(0);
   // Frame 0 carries the votes and promises recorded so far: it waits for those records, not for
   // the own batch's, which the own vote needs only kappa cycles later.
-  frame0_records_ = persisted_bytes_;
+  const uint64_t frame0_records = persisted_bytes_;
   const uint16_t segments = proposing ? std::max<uint16_t>(1, put_own_batch(w, t, own_max)) : 1;
   w.set_segments(0, segments);
   tx_len_[0] = static_cast<uint32_t>(w.finish());
@@ -273,7 +274,7 @@ void OtfpNode::transmit(const Turn& t) {
       TOB_ASSERT(tx_len_[j] > 0);  // a segment is sized to fit a frame of its own
     }
   }
-  send_copies(t, base, segments);
+  send_copies(t, base, segments, frame0_records);
   send_retransmissions(t, aux_at, aux);
   tx_turn_ ^= 1;
 }
@@ -424,7 +425,7 @@ uint16_t OtfpNode::put_own_batch(FrameWriter& w, const Turn& t, uint16_t frames_
   return used;
 }
 
-void OtfpNode::send_copies(const Turn& t, uint8_t* base, uint16_t segments) {
+void OtfpNode::send_copies(const Turn& t, uint8_t* base, uint16_t segments, uint64_t frame0_records) {
   // Copy-major, every copy's batch segments first, then frame 0 of each copy: frame 0 carries
   // the votes, which wait for the acceptor log (the TX ring is a FIFO: a frame waiting there
   // holds back what follows it); the segments carry no acceptor state and leave at once
@@ -438,7 +439,7 @@ void OtfpNode::send_copies(const Turn& t, uint8_t* base, uint16_t segments) {
       mark_second_copy(out);
     }
     actions_.tx.push_back({sched_.transmit_ns(t.cycle, self_, static_cast<int>(copy)), t.cycle, static_cast<uint8_t>(copy),
-                           out, j == 0 ? frame0_records_ : 0});
+                           out, j == 0 ? frame0_records : 0});
     ++counters_.frames_tx;
   };
   for (size_t copy = 0; copy < copies; ++copy)
@@ -482,8 +483,8 @@ size_t OtfpNode::build_retransmissions(const Turn& t, uint8_t* at) {
       if (next <= last) break;  // this frame is full
     }
     tx_len_[own_frames_ * static_cast<size_t>(sched_.sends_per_slot()) + frames] = static_cast<uint32_t>(w.finish());
-    if (sections > 0) ++frames;
     if (sections == 0) break;  // nothing left that this node holds
+    ++frames;
   }
   std::copy(serve_.begin() + static_cast<std::ptrdiff_t>(q), serve_.begin() + static_cast<std::ptrdiff_t>(serve_count_), serve_.begin());
   std::copy(serve_next_.begin() + static_cast<std::ptrdiff_t>(q), serve_next_.begin() + static_cast<std::ptrdiff_t>(serve_count_),

@@ -148,7 +148,8 @@ class OtfpNode final : public Engine {
   void put_requests(FrameWriter& w);
   bool may_propose(const Turn& t);
   uint16_t put_own_batch(FrameWriter& w, const Turn& t, uint16_t frames_max);
-  void send_copies(const Turn& t, uint8_t* base, uint16_t segments);
+  // Every copy of the slot's frames; frame 0 waits for the records up to frame0_records.
+  void send_copies(const Turn& t, uint8_t* base, uint16_t segments, uint64_t frame0_records);
   size_t build_retransmissions(const Turn& t, uint8_t* at);
   void send_retransmissions(const Turn& t, uint8_t* at, size_t frames);
   FrameHeader header(const Turn& t, uint16_t segment_index, uint16_t segment_count) const;
@@ -231,7 +232,6 @@ class OtfpNode final : public Engine {
   std::vector<uint8_t> tx_bytes_;   // two own turns of turn_frames_ frames
   int tx_turn_ = 0;
   std::vector<uint32_t> tx_len_;     // lengths of the frames of the turn being built
-  uint64_t frame0_records_ = 0;      // the records frame 0 of the turn being built waits for
   std::vector<OtfpVote> scratch_votes_;
   std::vector<OtfpVote> scratch_decisions_;
   std::vector<OtfpRequest> scratch_requests_;

@@ -48,11 +48,11 @@ OtfpInstance* OtfpRing::open(int64_t i) {
 }
 
 OtfpRing::Store OtfpRing::store_segment(OtfpInstance& in, NodeId sender, uint16_t index, uint16_t count,
-                                        std::span<const uint8_t> body) {
+                                        std::span<const uint8_t> body, Reassembly::Checked checked) {
   if (sender >= n_) return Store::refused;
   if ((in.have & (uint64_t{1} << sender)) != 0) return Store::duplicate;
   Reassembly& r = parts(in.id, sender);
-  switch (r.add(in.id, index, count, body)) {
+  switch (r.add(in.id, index, count, body, checked)) {
     case Reassembly::Add::fresh: return Store::fresh;
     case Reassembly::Add::duplicate: return Store::duplicate;
     case Reassembly::Add::malformed: return Store::refused;
@@ -77,8 +77,8 @@ bool OtfpRing::missing(const OtfpInstance& in, NodeId sender, uint16_t& first, u
 }
 
 void OtfpRing::forget(OtfpInstance& in, uint64_t mask) {
-  for (uint64_t m = mask & ((n_ == 64 ? ~uint64_t{0} : (uint64_t{1} << n_) - 1)); m != 0; m &= m - 1)
-    parts(in.id, static_cast<NodeId>(std::countr_zero(m))).reset(in.id);
+  for (uint64_t m = mask; m != 0; m &= m - 1)
+    if (const auto s = static_cast<NodeId>(std::countr_zero(m)); s < n_) parts(in.id, s).reset(in.id);
   in.have &= ~mask;
   in.persisted &= ~mask;  // the body fetched instead goes to the log in its turn
 }

@@ -90,7 +90,8 @@ class OtfpRing {
   // Segment `index` of `count` of `sender`'s batch for the instance. The batch is held (`have`,
   // its CRC) once every segment is here; a one-segment batch must carry a message. Refused: not
   // a batch, too big, numbers out of range or unlike the other segments'.
-  Store store_segment(OtfpInstance& in, NodeId sender, uint16_t index, uint16_t count, std::span<const uint8_t> body);
+  Store store_segment(OtfpInstance& in, NodeId sender, uint16_t index, uint16_t count, std::span<const uint8_t> body,
+                      Reassembly::Checked checked = Reassembly::Checked::no);
   // A whole one-segment batch (true when it completed the batch).
   bool store(OtfpInstance& in, NodeId sender, std::span<const uint8_t> body) {
     return store_segment(in, sender, 0, 1, body) == Store::complete;

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "core/bytes.h"
 #include "core/crc32c.h"
 #include "core/result.h"
 
@@ -26,16 +27,22 @@ void Reassembly::reset(int64_t cycle) {
   for (uint64_t& w : have_) w = 0;
 }
 
-Reassembly::Add Reassembly::add(int64_t cycle, uint16_t index, uint16_t count, std::span<const uint8_t> body) {
+Reassembly::Add Reassembly::add(int64_t cycle, uint16_t index, uint16_t count, std::span<const uint8_t> body,
+                                Checked checked) {
   if (cycle != cycle_) reset(cycle);
   // A segment that cannot belong to this batch is refused alone: what was taken stands, and the
   // batch still completes from consistent segments (as the first good copy of a single frame
   // was taken whatever else arrived).
   if (count == 0 || count > segments_max_ || index >= count || (count_ != 0 && count != count_)) return Add::malformed;
   if (complete_) return Add::duplicate;  // every index below count_ is here
-  uint16_t entries = 0;
-  if (body.size() > stride_ || !validate_batch(body, &entries)) return Add::malformed;
   if ((have_[index / 64] & (uint64_t{1} << (index % 64))) != 0) return Add::duplicate;
+  uint16_t entries = 0;
+  if (body.size() > stride_) return Add::malformed;
+  if (checked == Checked::yes) {
+    entries = load_be16(body.data());  // a valid batch's header counts its entries
+  } else if (!validate_batch(body, &entries)) {
+    return Add::malformed;
+  }
   count_ = count;
   std::memcpy(room(index).data(), body.data(), body.size());
   put(index, body.size(), entries);

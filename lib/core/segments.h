@@ -31,11 +31,15 @@ class Reassembly {
                 // this frame is refused, the batch goes on from the others
   };
 
+  // Whether a segment's body was validated as a batch already (a receiver that checks a whole
+  // frame before it acts on any section): then it is not walked a second time.
+  enum class Checked : bool { no, yes };
+
   Reassembly(size_t segments_max, size_t segment_bytes_max);
 
   // A segment of `cycle`'s batch. A cycle other than the current one starts that cycle afresh
   // (the caller routes by cycle; what it held of another cycle is dropped).
-  Add add(int64_t cycle, uint16_t index, uint16_t count, std::span<const uint8_t> body);
+  Add add(int64_t cycle, uint16_t index, uint16_t count, std::span<const uint8_t> body, Checked checked = Checked::no);
   // Forget everything (the sender's slot begins anew).
   void reset(int64_t cycle);
   // The sender's own batch, written in place after reset(cycle): segment j's storage, then

@@ -127,7 +127,7 @@ class Script final : private core::OtfpObserver {
   void start(int k);
   void after_call(int k);
   void collect(int k);
-  void send(int k, int64_t tx_ns, std::vector<uint8_t> bytes, uint64_t after_records = core::TxFrame::kAllRecords);
+  void send(int k, int64_t tx_ns, std::vector<uint8_t> bytes, size_t needs = 0);  // needs: log bytes durable first
   void make_durable(int k);
   void advance_to(int64_t target);
   void on_leave(const Ev& e);
@@ -288,16 +288,16 @@ void Script::collect(int k) {
   for (;;) {
     const core::Actions& a = sn.engine->take_actions();
     sn.log.insert(sn.log.end(), a.persist.begin(), a.persist.end());
-    for (const core::TxFrame& tx : a.tx) send(k, tx.tx_ns, {tx.bytes.begin(), tx.bytes.end()}, tx.after_records);
+    for (const core::TxFrame& tx : a.tx)
+      send(k, tx.tx_ns, {tx.bytes.begin(), tx.bytes.end()}, sn.log_base + tx.records_needed(sn.log.size() - sn.log_base));
     for (const core::Delivery& d : a.deliveries) sn.deliveries.back().push_back({d.sender, d.msg_id, d.cycle});
     if (sn.hold || sn.durable == sn.log.size()) return;
     make_durable(k);  // sync at once: the engine hears so, and may act on it
   }
 }
 
-void Script::send(int k, int64_t tx_ns, std::vector<uint8_t> bytes, uint64_t after_records) {
+void Script::send(int k, int64_t tx_ns, std::vector<uint8_t> bytes, size_t needs) {
   ScriptNode& sn = node(k);
-  const size_t needs = after_records == core::TxFrame::kAllRecords ? sn.log.size() : sn.log_base + after_records;
   if (sn.durable < needs) {
     sn.held.push_back({tx_ns, needs, std::move(bytes)});
     return;

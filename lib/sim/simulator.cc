@@ -250,7 +250,7 @@ void Simulator::hold_or_send(int i, const core::TxFrame& tx, uint32_t frame) {
   SimNode& sn = nodes_[static_cast<size_t>(i)];
   const int64_t at = global_ns(sn, tx.tx_ns);
   // It waits for the records it names (a batch segment, a retransmission: none).
-  const size_t needs = tx.after_records == core::TxFrame::kAllRecords ? sn.log.size() : sn.log_base + tx.after_records;
+  const size_t needs = sn.log_base + tx.records_needed(sn.log.size() - sn.log_base);
   if (sn.log_durable >= needs || scenario_.fsync_ns_max == 0) {
     push({at, 0, EvType::transmit, static_cast<uint8_t>(i), tx.copy, sn.incarnation, frame, 0});
     return;

@@ -263,7 +263,7 @@ bool ControlRole::make_item(const core::TxFrame& f, TxItem& item) {
   item.tx_ns = f.tx_ns;
   item.close_ns = ctx_.schedule->slot_end_ns(f.cycle, ctx_.self);
   // The log counts bytes from this life's first record, as the engine does.
-  item.log_offset = ctx_.log == nullptr ? 0 : f.after_records == core::TxFrame::kAllRecords ? ctx_.log->appended() : f.after_records;
+  item.log_offset = ctx_.log == nullptr ? 0 : f.records_needed(ctx_.log->appended());
   item.copy = f.copy;
   return true;
 }
