@@ -32,7 +32,7 @@ extern "C" {
 
 /* The shared-memory layout version this header was built for; tob_attach refuses a daemon
  * with another one (TOB_EVERSION). */
-#define TOB_ABI_VERSION 2
+#define TOB_ABI_VERSION 3
 
 enum tob_error {
   TOB_OK = 0,
@@ -63,7 +63,7 @@ enum tob_error {
  * submit_ns, deliver_ns, release_ns and the payload. */
 struct tob_delivery {
   uint64_t seq;            /* global sequence number: strictly increasing, the same on every
-                              node for the same message (not dense: turn * 4096 + index) */
+                              node for the same message (not dense: turn * 65536 + index) */
   int64_t cycle;           /* cycle (instance) in which the sender transmitted it */
   uint64_t msg_id;         /* the sender node's id of the message */
   int64_t submit_ns;       /* when the sender's application submitted it (global time) */
@@ -73,7 +73,16 @@ struct tob_delivery {
   uint16_t sender;         /* sender node id */
   uint16_t client;         /* client id on the sender node (tob_client_id) */
   uint32_t length;         /* payload bytes */
-  const uint8_t *payload;  /* valid until the next tob_poll or tob_detach on this client */
+  const uint8_t *payload;  /* points into the node's delivery ring: valid until the next
+                              tob_poll or tob_detach on this client. A client so far behind that
+                              the ring had to write over what it holds is told at its next
+                              tob_poll (TOB_EOVERRUN): copy what must outlive the next poll */
+};
+
+/* One message of a burst (tob_submit_burst). */
+struct tob_msg {
+  const void *payload;
+  size_t length;
 };
 
 struct tob_attach_options {
@@ -85,7 +94,8 @@ struct tob_attach_options {
 
 struct tob_client_stats {
   uint64_t submitted;      /* messages handed to the daemon */
-  uint64_t refused;        /* tob_submit calls answered TOB_EAGAIN */
+  uint64_t refused;        /* messages not taken for backpressure (tob_submit calls answered
+                              TOB_EAGAIN, and the rest of bursts stopped short by it) */
   uint64_t delivered;      /* deliveries returned by tob_poll */
   uint64_t lagging_events; /* times the daemon flagged this client as lagging (backpressure) */
   uint64_t pending;        /* deliveries the daemon holds for this client, not yet polled */
@@ -108,6 +118,12 @@ int tob_detach(struct tob_client *client);
  * node and every node delivers it once, in the same order (or reports it undelivered in its
  * events when the node fails before confirming it). */
 int tob_submit(struct tob_client *client, const void *payload, size_t length);
+/* Non-blocking. Submits msgs[0..n) in this order, as n tob_submit calls would, with one store to
+ * the shared ring for the whole burst. Returns how many were taken, a prefix (n when all were);
+ * when none was taken, the reason: TOB_EAGAIN (backpressure), TOB_ETOOLARGE or TOB_EINVAL for
+ * msgs[0], TOB_EDETACHED. A burst stopped short by a message that is too large or invalid
+ * returns the count before it; submitting from that message again returns its error. */
+int tob_submit_burst(struct tob_client *client, const struct tob_msg *msgs, unsigned n);
 /* Up to max deliveries in total order (0 when none is ready); payload pointers stay valid
  * until the next tob_poll. A negative value is an error (TOB_EOVERRUN, TOB_EDETACHED...). */
 int tob_poll(struct tob_client *client, struct tob_delivery *out, unsigned max);

@@ -3,15 +3,15 @@
 // of either engine on virtual time, slots of several 1500-byte frames at rate_mbps 1000, every
 // node submitting M messages of B bytes. Timed is node 0's share, what its control lcore (and
 // its RX and TX roles, one lcore in the shared-machine setup) does:
-//   - the engine's submit of its M messages (the application's copy into the submit ring, on
-//     the client's core, is not in it);
+//   - taking its M messages from a client's submit ring into the engine (SubmitIntake; the
+//     application's copy into the ring, on the client's core, is not in it);
 //   - every frame it sends: an mbuf from a pool, the Ethernet header, the frame copied in (the
 //     control role's make_item), and freeing it (as the TX PMD does once it copied the frame);
 //   - every frame it receives: an mbuf filled with the frame (as the RX PMD does), the decode,
 //     the engine's on_frame, the mbuf freed;
-//   - every delivery: ClientHub::record (an mbuf with the record and payload in the history)
-//     and ClientHub::serve, which moves them into the rings of two attached clients.
-// Not timed: the other three nodes, and the two clients draining their rings. ns_per_msg is
+//   - every delivery: ClientHub::record (the record and payload written once into the delivery
+//     ring), publish, and ClientHub::serve (two attached clients' lag).
+// Not timed: the other three nodes, and the two clients reading the ring. ns_per_msg is
 // node 0's time over the messages it delivered (each delivered once to each of the two clients).
 // DPDK's EAL runs in memory, without hugepages, devices or shared files.
 #include <benchmark/benchmark.h>
@@ -19,7 +19,6 @@
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 #include <rte_memzone.h>
-#include <rte_ring.h>
 
 #include <algorithm>
 #include <chrono>
@@ -79,9 +78,15 @@ class PathCluster final : public tob::perf::EngineCluster {
       slot.resume_after_seq.store(0);
       slot.state.store(static_cast<uint32_t>(tob::dataplane::SlotState::claimed));
       hub_->serve();
-      rings_.push_back(rte_ring_lookup(slot.ring_name));
-      if (rings_.back() == nullptr) fail("a client ring is missing");
+      if (slot.state.load() != static_cast<uint32_t>(tob::dataplane::SlotState::attached)) fail("a client did not attach");
+      cursors_.push_back(slot.dlv_start.load());
+      polled_.push_back(0);
     }
+    const rte_memzone* sub = rte_memzone_lookup(tob::dataplane::kSubmitRingsName);
+    const rte_memzone* dlv = rte_memzone_lookup(tob::dataplane::kDeliveryRingName);
+    if (sub == nullptr || dlv == nullptr) fail("a ring memzone is missing");
+    dlv_ = static_cast<const uint8_t*>(dlv->addr);
+    producer_.init(static_cast<uint8_t*>(sub->addr), hub_->shm().sub_bytes, &hub_->shared()->slots[0].submit);
     frames_ = rte_pktmbuf_pool_create("bench_frames", 8191, 256, 0, static_cast<uint16_t>(kEther + kFrameBytes + 128),
                                       SOCKET_ID_ANY);
     if (frames_ == nullptr) fail("no frame pool");
@@ -89,8 +94,8 @@ class PathCluster final : public tob::perf::EngineCluster {
   }
   ~PathCluster() override {
     hub_.reset();
-    rte_mempool_free(rte_mempool_lookup(tob::dataplane::kDeliveryPoolName));
-    rte_memzone_free(rte_memzone_lookup(tob::dataplane::kShmZoneName));
+    for (const char* z : {tob::dataplane::kShmZoneName, tob::dataplane::kDeliveryRingName, tob::dataplane::kSubmitRingsName})
+      rte_memzone_free(rte_memzone_lookup(z));
     rte_mempool_free(frames_);
   }
 
@@ -98,6 +103,22 @@ class PathCluster final : public tob::perf::EngineCluster {
   uint64_t client_reads() const { return client_reads_; }
   Clock::duration timed() const { return timed_; }
   void add_timed(Clock::duration d) { timed_ += d; }
+
+  // Node 0's application submits n messages through its submit ring (not timed) and the control
+  // lcore takes them into the engine (timed). False when the engine refuses (backpressure).
+  bool submit0(const std::vector<uint8_t>& payload, int64_t at, size_t n) {
+    while (n > 0) {
+      size_t put = 0;
+      while (put < n && producer_.put(payload.data(), static_cast<uint32_t>(payload.size()), at)) ++put;
+      producer_.publish();
+      const auto t0 = Clock::now();
+      const tob::dataplane::IntakeCounts c = hub_->intake().take(node(0), 1u << 20);
+      timed_ += Clock::now() - t0;
+      if (c.backpressure > 0 || c.taken != put) return false;
+      n -= put;
+    }
+    return true;
+  }
 
  private:
   // Node 0's RX: the PMD's copy into an mbuf, the decode, the engine, the mbuf freed.
@@ -129,6 +150,7 @@ class PathCluster final : public tob::perf::EngineCluster {
     const auto t0 = Clock::now();
     for (const TxFrame& f : a.tx) make_item(f);
     for (const Delivery& d : a.deliveries) hub_->record(d);
+    hub_->publish();
     delivered0_ += a.deliveries.size();
     timed_ += Clock::now() - t0;
     if (!a.deliveries.empty()) serve_clients();
@@ -144,28 +166,38 @@ class PathCluster final : public tob::perf::EngineCluster {
     rte_pktmbuf_free(m);
   }
 
-  // The hub moves deliveries into the two clients' rings (timed); the clients read and release
-  // them (not timed), until every delivery reached both.
+  // The hub checks the clients' lag (timed); the two clients read the ring to its end and
+  // publish their cursors, as tob_poll does (not timed).
   void serve_clients() {
-    for (;;) {
-      const auto t0 = Clock::now();
-      const unsigned moved = hub_->serve();
-      timed_ += Clock::now() - t0;
-      void* got[512];
-      unsigned read = 0;
-      for (rte_ring* r : rings_)
-        for (unsigned n; (n = rte_ring_dequeue_burst(r, got, 512, nullptr)) > 0;) {
-          for (unsigned k = 0; k < n; ++k) rte_pktmbuf_free(static_cast<rte_mbuf*>(got[k]));
-          read += n;
-        }
-      client_reads_ += read;
-      if (moved == 0 && read == 0) return;
+    const auto t0 = Clock::now();
+    hub_->serve();
+    timed_ += Clock::now() - t0;
+    const uint64_t end = hub_->shm().dlv_end.load(std::memory_order_acquire);
+    const uint64_t capacity = hub_->shm().dlv_bytes;
+    for (size_t c = 0; c < cursors_.size(); ++c) {
+      uint64_t pos = cursors_[c];
+      uint64_t sum = 0;
+      while (const tob::dataplane::DeliveryRecord* r = tob::dataplane::delivery_at(dlv_, capacity, pos, end)) {
+        sum += r->seq;
+        pos = tob::dataplane::next_delivery_pos(pos, *r);
+        ++client_reads_;
+        ++polled_[c];
+      }
+      benchmark::DoNotOptimize(sum);
+      cursors_[c] = pos;
+      auto& slot = hub_->shared()->slots[c];
+      slot.dlv_cursor.store(pos, std::memory_order_release);
+      slot.polled.store(polled_[c], std::memory_order_relaxed);
+      if (slot.overrun.load() != 0) fail("a client was overrun");
     }
   }
 
   tob::dataplane::TscClock clock_;
   std::unique_ptr<ClientHub> hub_;
-  std::vector<rte_ring*> rings_;
+  std::vector<uint64_t> cursors_;  // per client: its position in the delivery ring
+  std::vector<uint64_t> polled_;
+  const uint8_t* dlv_ = nullptr;
+  tob::dataplane::SubmitRingProducer producer_;
   rte_mempool* frames_ = nullptr;
   uint64_t delivered0_ = 0;
   uint64_t client_reads_ = 0;
@@ -180,13 +212,10 @@ void BM_ControlPerMessage(benchmark::State& state) {
   const std::vector<uint8_t> payload(size, 0x6B);
   int64_t t = 0;
   auto one_cycle = [&] {
-    for (int i = 0; i < kNodes; ++i)
-      for (size_t k = 0; k < per_node; ++k) {
-        const auto t0 = Clock::now();
-        const bool ok = cluster.node(static_cast<size_t>(i)).submit(1, payload, t).status == SubmitStatus::ok;
-        if (i == 0) cluster.add_timed(Clock::now() - t0);
-        if (!ok) return false;
-      }
+    if (!cluster.submit0(payload, t, per_node)) return false;
+    for (int i = 1; i < kNodes; ++i)
+      for (size_t k = 0; k < per_node; ++k)
+        if (cluster.node(static_cast<size_t>(i)).submit(1, payload, t).status != SubmitStatus::ok) return false;
     t += kCycleNs;
     cluster.run_before(t);
     return true;

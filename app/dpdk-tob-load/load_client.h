@@ -80,7 +80,9 @@ class LoadClient {
   Totals t_;
   std::mt19937_64 rng_;        // poisson gaps
   std::mt19937_64 size_rng_;   // message sizes
-  std::vector<uint8_t> payload_;
+  std::vector<uint8_t> payload_;     // the messages of one submit burst, 64 KiB apart
+  std::vector<tob_msg> burst_;        // ... and their descriptors
+  std::vector<double> burst_next_;    // the schedule after each of them
   tob_delivery batch_[256];
   tob_client_stats final_stats_{};
   // The schedule, in global nanoseconds (tob_now_ns).

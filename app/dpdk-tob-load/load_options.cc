@@ -83,6 +83,8 @@ core::Result<LoadOptions> parse_load_options(const std::vector<std::string>& arg
       if (!(err = num(0, 100000, d))) o.idle_sleep_us = static_cast<uint32_t>(d);
     } else if (a == "--burst") {
       if (!(err = num(1, 4096, d))) o.burst = static_cast<uint32_t>(d);
+    } else if (a == "--submit-burst") {
+      if (!(err = num(1, 512, d))) o.submit_burst = static_cast<uint32_t>(d);
     } else if (a == "--seed") {
       if (!(err = num(0, 1e15, d))) o.seed = static_cast<uint64_t>(d);
     } else if (a == "--pattern") {
@@ -163,6 +165,8 @@ std::string load_help(const char* p) {
          "                           (nanoseconds, CLOCK_TAI by default); receiving starts at once\n"
          "  --pattern P              constant | poisson | burst (default constant)\n"
          "  --burst N                messages per burst for --pattern burst (default 16)\n"
+         "  --submit-burst N         messages handed over per tob_submit_burst call at most, 1..512\n"
+         "                           (default 64; 1 calls tob_submit per message)\n"
          "  --size S                 BYTES | uniform:MIN:MAX | exp:MEAN (default 64; at least 24 are used\n"
          "                           for the load header, at most [limits] payload_bytes)\n"
          "  --seed N                 random seed of poisson gaps and sizes (default 1)\n"

@@ -26,6 +26,7 @@ struct LoadOptions {
   int64_t start_at_ns = 0;      // the first submission at this global instant (0: at once)
   Pattern pattern = Pattern::constant;
   uint32_t burst = 16;          // messages per burst (pattern burst)
+  uint32_t submit_burst = 64;   // messages per tob_submit_burst call at most (1: tob_submit)
   SizeDist size_dist = SizeDist::fixed;
   uint32_t size_bytes = 64;     // fixed size, or uniform min / exponential mean
   uint32_t size_max_bytes = 64; // uniform max

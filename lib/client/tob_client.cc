@@ -5,7 +5,6 @@
 
 #include <rte_eal.h>
 #include <rte_lcore.h>
-#include <rte_mbuf.h>
 #include <rte_memzone.h>
 #include <rte_mempool.h>
 #include <rte_ring.h>
@@ -29,26 +28,30 @@ using tob::dataplane::DeliveryRecord;
 using tob::dataplane::KvMirror;
 using tob::dataplane::KvMirrorStatus;
 using tob::dataplane::KvWriteMsg;
+using tob::dataplane::SubmitRingProducer;
 using tob::dataplane::Shm;
 using tob::dataplane::SlotState;
-using tob::dataplane::SubmitMsg;
 
 struct tob_client {
   Shm* shm = nullptr;
   ClientSlot* slot = nullptr;
   int slot_index = -1;
-  rte_ring* ring = nullptr;
-  rte_ring* submit = nullptr;
-  rte_mempool* msg_pool = nullptr;
-  // A buffer taken from msg_pool (kv_pool) whose enqueue failed: kept for the next call instead
-  // of being put back. Only the daemon's control lcore returns buffers to these pools, so that
-  // its put never waits on a client preempted inside its own (docs/architecture.md "Dataplane").
-  SubmitMsg* spare = nullptr;
+  // Deliveries: the shared ring (tob_dlv) and this client's position in it; the records from
+  // `held` on stay valid until the next tob_poll, which publishes `held` as its cursor.
+  const uint8_t* dlv = nullptr;
+  uint64_t dlv_bytes = 0;
+  uint64_t pos = 0;
+  uint64_t held = 0;
+  // Submissions: this slot's ring (tob_sub).
+  SubmitRingProducer submit;
+  // A kv buffer taken from kv_pool whose enqueue failed: kept for the next call instead of being
+  // put back. Only the daemon's control lcore returns buffers to that pool, so that its put never
+  // waits on a client preempted inside its own (docs/architecture.md "Dataplane").
   KvWriteMsg* kv_spare = nullptr;
-  rte_mbuf* held[tob::dataplane::kPollBurstMax] = {};
-  unsigned held_count = 0;
   uint64_t last_seq = 0;
   uint64_t delivered = 0;
+  uint64_t submitted = 0;  // mirrors of this client's counters in its slot (single writer)
+  uint64_t refused = 0;
   bool detached = false;
   // [ic] (Shm::ic.enabled): the key-value ring, pool and mirror, and the key classes, looked up
   // and copied once at attach.
@@ -86,11 +89,6 @@ bool daemon_alive(const Shm& shm) {
 }
 
 SlotState state_of(const ClientSlot* s) { return static_cast<SlotState>(s->state.load(std::memory_order_acquire)); }
-
-void release_held(tob_client* c) {
-  if (c->held_count > 0) rte_pktmbuf_free_bulk(c->held, c->held_count);
-  c->held_count = 0;
-}
 
 // The key-value side of a daemon with [ic]; true without [ic] too (every kv call then answers
 // TOB_ENOIC). False when the daemon's objects are missing or do not match.
@@ -211,14 +209,20 @@ int tob_attach(const char* cluster_name, const tob_attach_options* options, tob_
   c->shm = shm;
   c->slot = slot;
   c->slot_index = index;
-  c->ring = rte_ring_lookup(slot->ring_name);
-  c->submit = rte_ring_lookup(tob::dataplane::kSubmitRingName);
-  c->msg_pool = rte_mempool_lookup(tob::dataplane::kMsgPoolName);
-  if (c->ring == nullptr || c->submit == nullptr || c->msg_pool == nullptr) {
+  const rte_memzone* dlv = rte_memzone_lookup(tob::dataplane::kDeliveryRingName);
+  const rte_memzone* sub = rte_memzone_lookup(tob::dataplane::kSubmitRingsName);
+  if (dlv == nullptr || sub == nullptr || dlv->len < shm->dlv_bytes ||
+      sub->len < shm->sub_bytes * static_cast<uint64_t>(index + 1)) {
     slot->state.store(static_cast<uint32_t>(SlotState::leaving), std::memory_order_release);
     delete c;
     return TOB_ENODAEMON;
   }
+  c->dlv = static_cast<const uint8_t*>(dlv->addr);
+  c->dlv_bytes = shm->dlv_bytes;
+  c->pos = slot->dlv_start.load(std::memory_order_relaxed);  // written before `attached`
+  c->held = c->pos;
+  c->submit.init(static_cast<uint8_t*>(sub->addr) + shm->sub_bytes * static_cast<uint64_t>(index), shm->sub_bytes,
+                 &slot->submit);
   c->last_seq = options != nullptr ? options->resume_after_seq : 0;
   if (!attach_ic(c)) {
     slot->state.store(static_cast<uint32_t>(SlotState::leaving), std::memory_order_release);
@@ -231,77 +235,103 @@ int tob_attach(const char* cluster_name, const tob_attach_options* options, tob_
 
 int tob_detach(tob_client* c) {
   if (c == nullptr) return TOB_EINVAL;
-  release_held(c);
-  // Once per client life: the only puts a client makes (the window of a preemption inside
-  // them is a few nanoseconds of a detach, not one per refused submission).
-  if (c->spare != nullptr) rte_mempool_put(c->msg_pool, c->spare);
+  // Once per client life: the only put a client makes (the window of a preemption inside it is
+  // a few nanoseconds of a detach, not one per refused write).
   if (c->kv_spare != nullptr) rte_mempool_put(c->kv_pool, c->kv_spare);
-  c->spare = nullptr;
   c->kv_spare = nullptr;
   int rc = TOB_OK;
   if (!c->detached && state_of(c->slot) == SlotState::attached) {
     c->slot->state.store(static_cast<uint32_t>(SlotState::leaving), std::memory_order_release);
-    // The control role drains the ring and frees the slot; a stopped daemon cannot, so the
-    // wait is bounded (the slot then stays leaving until the daemon restarts).
+    // The control role takes what is left in the submit ring and frees the slot; a stopped
+    // daemon cannot, so the wait is bounded (the slot then stays leaving until the daemon
+    // restarts). A live daemon whose queue is full frees it once the ring is drained.
     const int64_t deadline = monotonic_ns() + kAttachWaitNs;
     while (state_of(c->slot) == SlotState::leaving && monotonic_ns() < deadline) nap();
-    if (state_of(c->slot) == SlotState::leaving) rc = TOB_ENODAEMON;
+    if (state_of(c->slot) == SlotState::leaving && !daemon_alive(*c->shm)) rc = TOB_ENODAEMON;
   }
   delete c;
   return rc;
 }
 
-int tob_submit(tob_client* c, const void* payload, size_t length) {
-  if (c == nullptr || (payload == nullptr && length > 0)) return TOB_EINVAL;
+int tob_submit_burst(tob_client* c, const tob_msg* msgs, unsigned n) {
+  if (c == nullptr || (msgs == nullptr && n > 0)) return TOB_EINVAL;
   if (c->detached || state_of(c->slot) != SlotState::attached) return TOB_EDETACHED;
-  if (length > c->shm->payload_bytes_max) return TOB_ETOOLARGE;
+  if (n == 0) return 0;
   ClientSlot& slot = *c->slot;
-  // A client that does not read its deliveries may not add more (backpressure, docs/architecture.md
-  // "Dataplane").
+  // A client that does not read its deliveries may not add more (backpressure, docs/client-api.md).
   if (slot.lagging.load(std::memory_order_acquire) != 0) {
-    slot.refused.fetch_add(1, std::memory_order_relaxed);
+    c->refused += n;
+    slot.refused.store(c->refused, std::memory_order_relaxed);
     return TOB_EAGAIN;
   }
-  void* obj = c->spare;
-  if (obj == nullptr && rte_mempool_get(c->msg_pool, &obj) != 0) {
-    slot.refused.fetch_add(1, std::memory_order_relaxed);
-    return TOB_EAGAIN;
+  const int64_t now = now_ns(*c->shm);
+  unsigned taken = 0;
+  int error = 0;
+  for (; taken < n; ++taken) {
+    const tob_msg& m = msgs[taken];
+    if (m.payload == nullptr && m.length > 0) {
+      error = TOB_EINVAL;
+      break;
+    }
+    if (m.length > c->shm->payload_bytes_max) {
+      error = TOB_ETOOLARGE;
+      break;
+    }
+    if (!c->submit.put(m.payload, static_cast<uint32_t>(m.length), now)) {
+      error = TOB_EAGAIN;
+      break;
+    }
   }
-  c->spare = nullptr;
-  auto* m = static_cast<SubmitMsg*>(obj);
-  m->client = static_cast<uint16_t>(tob::dataplane::kFirstSlotClientId + c->slot_index);
-  m->bytes = static_cast<uint16_t>(length);
-  m->submit_ns = now_ns(*c->shm);
-  if (length > 0) std::memcpy(m->payload, payload, length);
-  if (rte_ring_enqueue(c->submit, m) != 0) {
-    c->spare = m;
-    slot.refused.fetch_add(1, std::memory_order_relaxed);
-    return TOB_EAGAIN;
+  if (taken > 0) {
+    c->submit.publish();  // one release store for the burst
+    c->submitted += taken;
+    slot.submitted.store(c->submitted, std::memory_order_relaxed);
   }
-  slot.submitted.fetch_add(1, std::memory_order_relaxed);
-  return TOB_OK;
+  if (error == TOB_EAGAIN) {
+    c->refused += n - taken;
+    slot.refused.store(c->refused, std::memory_order_relaxed);
+  }
+  // A prefix was taken: say how much; nothing taken: say why.
+  return taken > 0 || error == 0 ? static_cast<int>(taken) : error;
+}
+
+int tob_submit(tob_client* c, const void* payload, size_t length) {
+  const tob_msg m{payload, length};
+  const int rc = tob_submit_burst(c, &m, 1);
+  return rc == 1 ? TOB_OK : rc;
 }
 
 int tob_poll(tob_client* c, tob_delivery* out, unsigned max) {
   if (c == nullptr || (out == nullptr && max > 0)) return TOB_EINVAL;
-  release_held(c);
   if (c->detached) return TOB_EDETACHED;
+  ClientSlot& slot = *c->slot;
+  // The previous poll's records are let go: the daemon may write over them from now on.
+  c->held = c->pos;
+  slot.dlv_cursor.store(c->held, std::memory_order_release);
   if (max > tob::dataplane::kPollBurstMax) max = tob::dataplane::kPollBurstMax;
-  const unsigned n = rte_ring_dequeue_burst(c->ring, reinterpret_cast<void**>(c->held), max, nullptr);
-  c->held_count = n;
-  for (unsigned i = 0; i < n; ++i) {
-    const auto* rec = rte_pktmbuf_mtod(c->held[i], const DeliveryRecord*);
-    out[i] = {rec->seq,        rec->cycle,      rec->msg_id, rec->submit_ns, rec->deliver_ns, rec->release_ns,
-              rec->sender,     rec->client,     rec->length, reinterpret_cast<const uint8_t*>(rec + 1)};
+  const uint64_t end = c->shm->dlv_end.load(std::memory_order_acquire);
+  unsigned n = 0;
+  uint64_t pos = c->pos;
+  while (n < max) {
+    const DeliveryRecord* r = tob::dataplane::delivery_at(c->dlv, c->dlv_bytes, pos, end);
+    if (r == nullptr) break;
+    out[n++] = {r->seq,        r->cycle,  r->msg_id, r->submit_ns, r->deliver_ns, r->release_ns,
+                r->sender,     r->client, r->length, reinterpret_cast<const uint8_t*>(r + 1)};
+    pos = tob::dataplane::next_delivery_pos(pos, *r);
   }
+  // The daemon marks a client overrun before it writes over what the client holds: a flag seen
+  // after the reads means they may be torn (x86-64 keeps loads in order; the fence keeps the
+  // compiler from moving them).
+  std::atomic_thread_fence(std::memory_order_acquire);
+  if (slot.overrun.load(std::memory_order_relaxed) != 0) return TOB_EOVERRUN;
   if (n > 0) {
+    c->pos = pos;
     c->last_seq = out[n - 1].seq;
     c->delivered += n;
-    c->slot->polled.fetch_add(n, std::memory_order_relaxed);
+    slot.polled.store(c->delivered, std::memory_order_relaxed);
     return static_cast<int>(n);
   }
-  // Nothing queued: say why when it is not just quiet.
-  if (c->slot->overrun.load(std::memory_order_acquire) != 0) return TOB_EOVERRUN;
+  // Nothing new: say why when it is not just quiet.
   if (state_of(c->slot) != SlotState::attached) return TOB_EDETACHED;
   if (!daemon_alive(*c->shm)) return TOB_ENODAEMON;
   return 0;
@@ -419,7 +449,7 @@ int tob_get_stats(const tob_client* c, tob_client_stats* out) {
   out->refused = s.refused.load(std::memory_order_relaxed);
   out->delivered = c->delivered;
   out->lagging_events = s.lagging_events.load(std::memory_order_relaxed);
-  out->pending = s.pending.load(std::memory_order_relaxed) + rte_ring_count(c->ring);
+  out->pending = s.pending.load(std::memory_order_relaxed);
   out->last_seq = c->last_seq;
   out->kv_written = s.kv_written.load(std::memory_order_relaxed);
   out->kv_refused = s.kv_refused.load(std::memory_order_relaxed);

@@ -223,8 +223,8 @@ int cmd_clients(const char*, const char*, rte_tel_data* d) {
   rte_tel_data_add_dict_u64(d, "refused_attaches", hs.refused_attaches);
   rte_tel_data_add_dict_u64(d, "detaches", hs.detaches);
   rte_tel_data_add_dict_u64(d, "overruns", hs.overruns);
-  rte_tel_data_add_dict_u64(d, "released_late", hs.deferred);
-  rte_tel_data_add_dict_u64(d, "alloc_failed", hs.alloc_failed);
+  rte_tel_data_add_dict_u64(d, "ring_bytes", hs.ring_bytes);
+  rte_tel_data_add_dict_u64(d, "oldest_seq", hs.oldest_seq);
   rte_tel_data* slots = rte_tel_data_alloc();
   if (slots == nullptr) return -ENOMEM;
   rte_tel_data_start_array(slots, RTE_TEL_STRING_VAL);

@@ -13,7 +13,8 @@
 namespace tob::dataplane {
 
 namespace {
-constexpr unsigned kSubmitsPerStep = 64;
+constexpr unsigned kSubmitsPerStep = 4096;         // from the applications' submit rings
+constexpr unsigned kTelemetrySubmitsPerStep = 16;   // from telemetry's /tob/submit
 constexpr size_t kMinEtherFrame = 60;                // without FCS
 constexpr int64_t kDurablePollNs = 50'000;            // otfp: how soon to look again while records sync
 }  // namespace
@@ -115,8 +116,9 @@ unsigned ControlRole::take_durability(int64_t now_ns) {
 }
 
 unsigned ControlRole::take_submissions() {
+  // Telemetry's /tob/submit (rare, a pool and an MP ring), then the applications' submit rings.
   unsigned n = 0;
-  while (n < kSubmitsPerStep) {
+  while (n < kTelemetrySubmitsPerStep) {
     SubmitMsg* msg = held_;
     if (msg == nullptr && rte_ring_dequeue(ctx_.submit_ring, reinterpret_cast<void**>(&msg)) != 0) break;
     const core::SubmitResult r =
@@ -124,7 +126,7 @@ unsigned ControlRole::take_submissions() {
     if (r.status == core::SubmitStatus::backpressure) {
       if (held_ == nullptr) ctx_.control.submit_backpressure.add();
       held_ = msg;  // FIFO: nothing behind it goes first
-      break;
+      return n;
     }
     if (r.status == core::SubmitStatus::too_large) {
       ctx_.control.submit_too_large.add();
@@ -135,7 +137,11 @@ unsigned ControlRole::take_submissions() {
     rte_mempool_put(ctx_.msg_pool, msg);
     ++n;
   }
-  return n;
+  const IntakeCounts c = hub_.intake().take(node_, kSubmitsPerStep);
+  ctx_.control.submitted.add(c.taken - c.too_large);
+  ctx_.control.submit_too_large.add(c.too_large);
+  ctx_.control.submit_backpressure.add(c.backpressure);
+  return n + c.taken;
 }
 
 void ControlRole::advance_time(int64_t now_ns, uint64_t now_tsc) {
@@ -215,6 +221,7 @@ void ControlRole::handle_actions(int64_t now_ns) {
     std::memcpy(r.head, d.payload.data(), std::min(sizeof r.head, d.payload.size()));
     log(r);
   }
+  if (!a.deliveries.empty()) hub_.publish();  // one release store per burst for every client
   for (const core::MembershipEvent& e : a.events) {
     LogRecord r{};
     r.kind = LogKind::event;

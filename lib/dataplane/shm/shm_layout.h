@@ -1,28 +1,31 @@
 // The shared memory between a dpdk-tob daemon and its co-located applications (include/tob.h):
-// one memzone found by name, holding the daemon's facts, the TSC clock fit and one slot per client.
-// Rings and pools are found by their names (DPDK multi-process, docs/architecture.md "Dataplane"):
+// one memzone found by name, holding the daemon's facts, the TSC clock fit and one slot per client,
+// and the memzones and rings found by their names (DPDK multi-process, docs/architecture.md
+// "Dataplane"):
 //
-//   tob_submit        MP/SC ring of SubmitMsg* from every client (and telemetry) to control
-//   tob_msg           mempool of SubmitMsg elements
-//   tob_dlv           pktmbuf pool of deliveries (DeliveryRecord + payload), shared by reference
-//   tob_dlv_<slot>    SP/SC ring of delivery mbufs from control to one client
+//   tob_dlv           memzone: the delivery ring (delivery_ring.h), written once per delivery by
+//                     the control lcore, read by every client from its own cursor; the history
+//   tob_sub           memzone: one submit ring per client slot (submit_ring.h), client -> control
+//   tob_submit        MP/SC ring of SubmitMsg* from telemetry's /tob/submit to control,
+//   tob_msg           ... elements from this mempool
 //   tob_kvw           MP/SC ring of KvWriteMsg* (tob_kv_write) to control, elements from
 //   tob_kvw_pool      ... this mempool                                 (only with [ic])
 //   tob_kv            memzone: the mirror of the key-value store (kv_mirror.h)  (only with [ic])
 //
-// Deliveries are mbufs with a reference per holder: the daemon's history keeps the latest ones
-// (for clients that resume), and every client ring holds one reference per entry; the client
-// library frees its references after the next poll. A client's slot goes free -> reserving ->
-// claimed (library) -> attached or refused (control role) -> leaving (library or control) ->
-// free (control), and the control role answers every claim within one step. Plain layout, lock-free
-// atomics only (address-free across processes on x86-64).
+// A client's slot goes free -> reserving -> claimed (library) -> attached or refused (control
+// role) -> leaving (library or control) -> free (control, once its submit ring is drained), and
+// the control role answers every claim within one step. Plain layout, lock-free atomics only
+// (address-free across processes on x86-64). ABI 3 (TOB_ABI_VERSION): byte rings instead of the
+// mbufs and rte_rings of ABI 2.
 #pragma once
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
 
+#include "dataplane/shm/delivery_ring.h"
 #include "dataplane/shm/seqlock.h"
+#include "dataplane/shm/submit_ring.h"
 #include "dataplane/time/tsc_clock.h"
 
 namespace tob::dataplane {
@@ -30,41 +33,48 @@ namespace tob::dataplane {
 inline constexpr char kShmZoneName[] = "tob_shm";
 inline constexpr char kSubmitRingName[] = "tob_submit";
 inline constexpr char kMsgPoolName[] = "tob_msg";
-inline constexpr char kDeliveryPoolName[] = "tob_dlv";
+inline constexpr char kDeliveryRingName[] = "tob_dlv";
+inline constexpr char kSubmitRingsName[] = "tob_sub";
 inline constexpr char kKvZoneName[] = "tob_kv";
 inline constexpr char kKvWriteRingName[] = "tob_kvw";
 inline constexpr char kKvWritePoolName[] = "tob_kvw_pool";
 inline constexpr uint32_t kShmMagic = 0x544F4253;  // "TOBS"
-inline constexpr uint32_t kShmAbiVersion = 2;      // = TOB_ABI_VERSION in include/tob.h
+inline constexpr uint32_t kShmAbiVersion = 3;      // = TOB_ABI_VERSION in include/tob.h
 inline constexpr int kClientSlots = 16;
 // Client ids on the wire: 0 the built-in generator, 1 telemetry /tob/submit, 2.. the slots.
 inline constexpr uint16_t kFirstSlotClientId = 2;
-// Global sequence number of a delivery: turn * kSeqPerTurn + index within the delivered batch.
-inline constexpr uint64_t kSeqPerTurn = 4096;
+// Global sequence number of a delivery: turn * kSeqPerTurn + index within the delivered batch
+// (a turn delivers at most nodes x [limits] batch_msgs = 16 x 4096 messages).
+inline constexpr uint64_t kSeqPerTurn = 1 << 16;
 
 // free -> reserving (client CAS) -> claimed (client, fields written) -> attached | refused
-// (control) ... attached -> leaving (client) -> free (control, after draining the ring);
+// (control) ... attached -> leaving (client) -> free (control, after draining its submit ring);
 // refused -> free (client, after reading status).
 enum class SlotState : uint32_t { free = 0, reserving, claimed, attached, refused, leaving };
 
 struct alignas(64) ClientSlot {
+  // The claim (client) and the answer (control).
   std::atomic<uint32_t> state{0};
   std::atomic<int32_t> status{0};          // control's answer to the claim: 0 or a TOB_E* code
   std::atomic<uint32_t> pid{0};
   std::atomic<uint64_t> resume_after_seq{0};  // written by the client before its claim
-  std::atomic<uint32_t> lagging{0};        // control: deliveries are held back for this client
-  std::atomic<uint32_t> overrun{0};        // control: unread deliveries were dropped from history
-  std::atomic<uint64_t> pending{0};        // control: deliveries not yet enqueued to its ring
+  std::atomic<uint64_t> dlv_start{0};      // control, at attach: ring position of its first delivery
+  // Written by the control role.
+  alignas(64) std::atomic<uint32_t> lagging{0};  // its submissions are refused until it reads
+  std::atomic<uint32_t> overrun{0};        // control: unread deliveries were overwritten
+  std::atomic<uint64_t> pending{0};        // control: deliveries in the ring it has not polled
   std::atomic<uint64_t> lagging_events{0};
-  std::atomic<uint64_t> enqueued{0};       // control: deliveries put in its ring
-  std::atomic<uint64_t> submitted{0};      // client library
-  std::atomic<uint64_t> refused{0};        // client library
-  std::atomic<uint64_t> polled{0};         // client library
-  std::atomic<uint64_t> kv_written{0};     // client library: tob_kv_write calls handed to control
-  std::atomic<uint64_t> kv_refused{0};     // client library: tob_kv_write calls refused at once
+  std::atomic<uint64_t> enqueued{0};       // control: deliveries written for it since it attached
   std::atomic<uint64_t> kv_late{0};        // control: taken, then too late (period boundary race)
   std::atomic<uint64_t> kv_dropped{0};     // control: taken, then refused for another reason
-  char ring_name[32] = {};
+  // Written by the client library (plain stores, one per burst).
+  alignas(64) std::atomic<uint64_t> dlv_cursor{0};  // ring position of the first delivery it holds
+  std::atomic<uint64_t> submitted{0};
+  std::atomic<uint64_t> refused{0};
+  std::atomic<uint64_t> polled{0};
+  std::atomic<uint64_t> kv_written{0};     // tob_kv_write calls handed to control
+  std::atomic<uint64_t> kv_refused{0};     // tob_kv_write calls refused at once
+  SubmitRingShared submit;                 // its submit ring's tail (client) and head (control)
 };
 
 // Interactive consistency facts for the client library: enough to refuse at once a write that
@@ -108,7 +118,7 @@ struct KvWriteMsg {
   uint8_t bytes[];
 };
 
-// A message on the submit ring: an element of the msg pool, header + payload_bytes_max bytes.
+// A message of telemetry's /tob/submit: an element of tob_msg, header + payload_bytes_max bytes.
 struct SubmitMsg {
   uint16_t client;
   uint16_t bytes;
@@ -119,18 +129,6 @@ struct SubmitMsg {
 
 inline constexpr unsigned kPollBurstMax = 512;  // deliveries one tob_poll returns at most
 
-struct DeliveryRecord {  // the head of a delivery mbuf's data; the payload follows
-  uint64_t seq;
-  int64_t cycle;
-  uint64_t msg_id;
-  int64_t submit_ns;
-  int64_t deliver_ns;
-  int64_t release_ns;
-  uint16_t sender;
-  uint16_t client;
-  uint32_t length;
-};
-
 struct Shm {
   uint32_t magic = kShmMagic;
   uint32_t abi_version = kShmAbiVersion;
@@ -139,13 +137,16 @@ struct Shm {
   uint16_t nodes = 0;
   uint32_t payload_bytes_max = 0;
   uint32_t clients_max = 0;
-  uint32_t client_ring_size = 0;
+  uint32_t client_ring_size = 0;            // [clients] ring: deliveries pending before it lags
   int64_t cycle_ns = 0;
+  uint64_t dlv_bytes = 0;                    // capacity of the delivery ring (tob_dlv)
+  uint64_t sub_bytes = 0;                    // capacity of each slot's submit ring (tob_sub)
   uint32_t daemon_pid = 0;
   std::atomic<uint32_t> running{0};          // 1 while the control role serves clients
   std::atomic<int64_t> heartbeat_ns{0};      // the control role's clock, refreshed every turn
   Seqlock<TscFit> clock;                     // TSC -> global time, as the daemon fits it
   ClockKnobs knobs;                          // the daemon's test knobs (tob_now_ns follows them)
+  alignas(64) std::atomic<uint64_t> dlv_end{0};  // the delivery ring's end, published per burst
   ClientSlot slots[kClientSlots];
   ShmIc ic;
 };
