@@ -41,6 +41,10 @@ cluster
   --order ENGINE          ordering engine: mars (default) or otfp
   --kappa K               otfp: votes of instance i in cycle i + K (default 2)
   --window W              otfp: undecided instances before proposers hold back (default 32)
+  --heard-ns, --recovery-ns, --retry-ns NS
+                          otfp: its timeouts as durations, each at least its floor in cycles
+                          (2, 4, 2; default 0: the floors; the daemon's defaults are 20 ms,
+                          20 ms and 4 ms: docs/configuration.md)
   --torn-tail P           otfp: a crash keeps a random prefix of the log records not yet
                           synced, with probability P (a torn write; else none of them;
                           needs --fsync-ns; default 0)
@@ -94,7 +98,8 @@ faults
   --liveness-cycles C     otfp: every message of a correct proposer delivered by every correct
                           node within C cycles of its submission (default: not judged)
   --mix NAME              otfp: draw the whole scenario from each seed: hard, liveness,
-                          chaos or segments (docs/simulator.md); other scenario flags are refused
+                          chaos, segments or durations (docs/simulator.md); other scenario flags
+                          are refused
   --script FILE           otfp: run a scenario file (docs/simulator.md "Scenario files";
                           tests/sim/testdata/otfp/) and print each step with --verbose
 workload
@@ -204,7 +209,7 @@ Options parse(int argc, char** argv) {
                         flag == "--mix" || flag == "--order" || flag == "--liveness-cycles";
     if (!output) ++o.scenario_flags;
     if (flag == "--mix") {
-      if (!tob::sim::parse_otfp_mix(v, &o.mix)) usage_error(std::string("--mix: unknown mix '") + v + "' (hard, liveness, chaos, segments)");
+      if (!tob::sim::parse_otfp_mix(v, &o.mix)) usage_error(std::string("--mix: unknown mix '") + v + "' (hard, liveness, chaos, segments, durations)");
       o.mix_set = true;
     } else if (flag == "--crash-rate") s.crash_rate = parse_prob(f, v);
     else if (flag == "--crash-down-max") s.crash_down_max = static_cast<int>(parse_int(f, v, 0, 63));
@@ -222,6 +227,9 @@ Options parse(int argc, char** argv) {
       else usage_error(std::string("--order: unknown ordering engine '") + v + "' (available: mars, otfp)");
     } else if (flag == "--kappa") s.node_template.kappa = static_cast<int>(parse_int(f, v, 1, 16));
     else if (flag == "--window") s.node_template.otfp_window = static_cast<int>(parse_int(f, v, 4, 64));
+    else if (flag == "--heard-ns") s.node_template.otfp_heard_ns = parse_int(f, v, 0, 10'000'000'000);
+    else if (flag == "--recovery-ns") s.node_template.otfp_recovery_ns = parse_int(f, v, 0, 10'000'000'000);
+    else if (flag == "--retry-ns") s.node_template.otfp_retry_ns = parse_int(f, v, 0, 10'000'000'000);
     else if (flag == "--torn-tail") s.torn_tail = parse_prob(f, v);
     else if (flag == "--nodes") s.nodes = static_cast<int>(parse_int(f, v, 3, 64));
     else if (flag == "--cycles") s.cycles = parse_int(f, v, 1, 100'000'000);

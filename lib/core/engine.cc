@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <string>
 
+#include "core/otfp_limits.h"
+
 namespace tob::core {
 
 namespace {
@@ -96,6 +98,14 @@ Result<bool> NodeConfig::validate() const {
   if (stall_limit_ns < 0) return Error{"stall limit must not be negative"};
   if (kappa < 1 || kappa > 16) return Error{"kappa must be 1..16 cycles"};
   if (otfp_window < 4 || otfp_window > 64) return Error{"the otfp window must be 4..64 instances"};
+  if (otfp_heard_ns < 0 || otfp_recovery_ns < 0 || otfp_retry_ns < 0) return Error{"otfp timeouts must not be negative"};
+  const otfp::Timeouts t = otfp::timeouts(schedule.cycle_ns, otfp_heard_ns, otfp_recovery_ns, otfp_retry_ns,
+                                          static_cast<int>(schedule.slots.size()), otfp_window, kappa);
+  if (!otfp::timeouts_fit(t, otfp_window, kappa))
+    return Error{"otfp: window " + std::to_string(otfp_window) + " + kappa " + std::to_string(kappa) + " + recovery " +
+                 std::to_string(t.recovery) + " + heard " + std::to_string(t.heard) + " cycles must stay below " +
+                 std::to_string(otfp::kCatchUpCycles) + " (what a node's instance ring lets it catch up): shorten " +
+                 "[timing] recovery_ns or heard_ns, or lengthen the cycle"};
   return validate_budget();
 }
 

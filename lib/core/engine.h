@@ -42,6 +42,10 @@ struct NodeConfig {
   int rejoin_silence_cycles = 2;        // seed 000 §5.3.2: silent this long before rejoining
   int kappa = 2;                        // otfp: votes for instance i travel in cycle i + kappa
   int otfp_window = 32;                 // otfp: undecided instances before proposers hold back
+  // otfp timeouts as durations (otfp_limits.h): each is at least its floor in cycles; 0: the floor.
+  int64_t otfp_heard_ns = 0;            // silence after which a node counts as crashed (Omega)
+  int64_t otfp_recovery_ns = 0;         // an undecided instance gets a new round after this
+  int64_t otfp_retry_ns = 0;            // an unanswered retransmission request goes to the next acceptor
   bool rejoin_after_shutdown = true;    // a self-checking node restarts after shutting down
   int64_t stall_limit_ns = 0;           // 0: one cycle. Longer gaps between calls = timing failure
   uint64_t first_msg_id = 0;            // msg ids count up from here (continue across restarts)

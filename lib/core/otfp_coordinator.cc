@@ -38,7 +38,7 @@ void OtfpNode::coordinate(int64_t now_cycle) {
     return;
   }
   // Listen first: a node that just started has not heard the lower ids yet.
-  if (now_cycle - start_cycle_ < otfp::kHeardCycles) return;
+  if (now_cycle - start_cycle_ < timeouts_.heard) return;
   // A higher ballot elsewhere (another coordinator, or this node's earlier life): outbid it.
   const uint32_t recovery = ballot(my_round_, true, self_);
   if (my_round_ == 0 || ballot_seen_ > recovery || promised_ > recovery || max_voted_ballot_ > recovery) {
@@ -49,7 +49,7 @@ void OtfpNode::coordinate(int64_t now_cycle) {
     if (try_activate(now_cycle)) return;
     // No report covering more for this long (its 1a or the answers are lost, or an acceptor
     // moved on), or the round reaches back to instances this node no longer holds: a new one.
-    if (now_cycle - round_progress_cycle_ >= otfp::kRecoveryCycles || round_low_ < ring_.floor()) start_round(now_cycle);
+    if (now_cycle - round_progress_cycle_ >= timeouts_.recovery || round_low_ < ring_.floor()) start_round(now_cycle);
     return;
   }
   recover_collisions(now_cycle);
@@ -62,12 +62,12 @@ bool OtfpNode::stalled_instance(int64_t now_cycle) const {
   // round with phase 1 helps. Only the oldest: progress is in instance order, and the votes of
   // newer ones may just wait behind it for room in the frames. A proposal a higher ballot
   // superseded is caught by coordinate() at once.
-  if (now_cycle - round_started_cycle_ < otfp::kRecoveryCycles) return false;
-  for (int64_t i = oldest_needed(); i <= now_cycle - kappa_ - 1 - otfp::kRecoveryCycles; ++i) {
+  if (now_cycle - round_started_cycle_ < timeouts_.recovery) return false;
+  for (int64_t i = oldest_needed(); i <= now_cycle - kappa_ - 1 - timeouts_.recovery; ++i) {
     const OtfpInstance* in = ring_.held(i);
     if (in == nullptr) return true;  // nothing of it here at all: the round opens it
     if (in->decided) continue;
-    return in->proposal_ballot == 0 || now_cycle - in->proposal_cycle > otfp::proposal_patience_cycles(n_);
+    return in->proposal_ballot == 0 || now_cycle - in->proposal_cycle > timeouts_.patience;
   }
   return false;
 }

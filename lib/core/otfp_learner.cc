@@ -149,7 +149,7 @@ void OtfpNode::request_missing(int64_t now_cycle) {
       in->requested = 0;
       continue;
     }
-    if (in->request_cycle >= 0 && now_cycle - in->request_cycle < otfp::kRequestRetryCycles) continue;
+    if (in->request_cycle >= 0 && now_cycle - in->request_cycle < timeouts_.retry) continue;
     if (in->request_cycle >= 0) ++in->attempt;
     in->requested = want;
     in->request_cycle = now_cycle;

@@ -1,5 +1,7 @@
-// The otfp engine's named thresholds (docs/protocol-otfp.md), each with the rule it serves.
-// Counted in cycles for now; issue 17 turns the timeouts into configured durations.
+// The otfp engine's named thresholds (docs/protocol-otfp.md), each with the rule it serves. The
+// timeouts are at least their floor in cycles and at least the configured duration
+// ([timing] heard_ns, recovery_ns, retry_ns: docs/configuration.md), so that at short cycles
+// they ride out a stall of the host instead of counting it as a crash.
 #pragma once
 
 #include <cstddef>
@@ -24,10 +26,41 @@ inline constexpr int kRecoveryCycles = 4;
 // A retransmission request without an answer is sent again, to the next acceptor of the
 // partition, after this long (seed 002 §5.5: "the request is resent with increased counter").
 inline constexpr int kRequestRetryCycles = 2;
-// A classic proposal is repeated every slot and acceptors vote once they hold the batches it names:
-// a new round would void it without helping them fetch those. It gets one only after the
-// retransmission partition had time to reach every acceptor, twice (N attempts each).
-inline constexpr int proposal_patience_cycles(int nodes) { return 2 * (kRecoveryCycles + nodes * kRequestRetryCycles); }
+
+// The timeouts of one node in cycles: the floors above, or the configured durations if longer.
+struct Timeouts {
+  int heard = kHeardCycles;
+  int recovery = kRecoveryCycles;
+  int retry = kRequestRetryCycles;
+  int patience = 0;  // see proposal_patience below
+};
+// ceil(ns / cycle_ns), at least `floor`.
+constexpr int cycles_at_least(int64_t ns, int64_t cycle_ns, int floor) {
+  if (ns <= 0 || cycle_ns <= 0) return floor;
+  const int64_t c = (ns + cycle_ns - 1) / cycle_ns;
+  return c > floor ? static_cast<int>(c < (1 << 20) ? c : (1 << 20)) : floor;
+}
+// The catch-up reach (below) must hold the window, kappa, a recovery and a silence.
+inline constexpr int64_t kCatchUpCycles = kOtfpRing - 2;
+constexpr Timeouts timeouts(int64_t cycle_ns, int64_t heard_ns, int64_t recovery_ns, int64_t retry_ns, int nodes,
+                            int window, int kappa) {
+  Timeouts t;
+  t.heard = cycles_at_least(heard_ns, cycle_ns, kHeardCycles);
+  t.recovery = cycles_at_least(recovery_ns, cycle_ns, kRecoveryCycles);
+  t.retry = cycles_at_least(retry_ns, cycle_ns, kRequestRetryCycles);
+  // A classic proposal is repeated every slot and acceptors vote once they hold the batches it
+  // names: a new round would void it without helping them fetch those. It gets one only after
+  // the retransmission partition had time to reach every acceptor, twice (N attempts each), and
+  // while the instance is still within every node's reach.
+  const int64_t want = 2 * (static_cast<int64_t>(t.recovery) + static_cast<int64_t>(nodes) * t.retry);
+  const int64_t reach = kCatchUpCycles - window - kappa - t.recovery;
+  t.patience = static_cast<int>(want < reach ? want : (reach > t.recovery ? reach : t.recovery));
+  return t;
+}
+// Whether a node's ring holds what catch-up needs with these timeouts (NodeConfig::validate).
+constexpr bool timeouts_fit(const Timeouts& t, int window, int kappa) {
+  return window + kappa + t.recovery + t.heard < kCatchUpCycles;
+}
 
 // Frames a slot carries besides its copies for retransmissions (the slot budget counts them);
 // a node owed more borrows up to half of its own batch's frames.
@@ -47,11 +80,9 @@ inline constexpr size_t kDedupBits = 65536;
 inline constexpr size_t kDedupWords = kDedupBits / 64;
 static_assert(kDedupBits % 64 == 0, "dedup bitmap in whole words");
 
-// A node more than this far behind the present cannot catch up from its peers (they keep
-// kOtfpRing instances): it records a gap and continues from what they still hold.
-inline constexpr int64_t kCatchUpCycles = kOtfpRing - 2;
-// It holds the largest window (64) and kappa (16), a recovery, and a node frozen for 20 cycles.
-inline constexpr int kStallBudgetCycles = 20;
-static_assert(kCatchUpCycles > 64 + 16 + kRecoveryCycles + kStallBudgetCycles, "the ring holds what catch-up needs");
+// A node more than kCatchUpCycles behind the present cannot catch up from its peers (they keep
+// kOtfpRing instances): it records a gap and continues from what they still hold. With the
+// largest window (64), kappa (16) and the floors it holds a node frozen for 20 cycles.
+static_assert(kCatchUpCycles > 64 + 16 + kRecoveryCycles + kHeardCycles + 20, "the ring holds what catch-up needs");
 
 }  // namespace tob::core::otfp

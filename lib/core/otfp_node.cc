@@ -77,6 +77,8 @@ OtfpNode::OtfpNode(const NodeConfig& config, Schedule sched)
       quorum_(2 * sched_.node_count() / 3 + 1),
       kappa_(config.kappa),
       window_(config.otfp_window),
+      timeouts_(otfp::timeouts(sched_.cycle_ns(), config.otfp_heard_ns, config.otfp_recovery_ns, config.otfp_retry_ns,
+                               sched_.node_count(), config.otfp_window, config.kappa)),
       own_frames_(static_cast<uint16_t>(config.frames_per_copy(config.self))),
       proposals_(config.queue_msgs_max, config.queue_bytes_max, config.payload_bytes_max),
       ring_(sched_.node_count(), segments_of(config, sched_.node_count()), config.frame_bytes_max - kSegmentOverhead) {
@@ -201,7 +203,7 @@ void OtfpNode::begin_cycle(const Turn& t) {
   ring_.open(cycle_);
   alive_ = node_bit(self_);
   for (NodeId k = 0; k < n_; ++k)
-    if (k != self_ && cycle_ - heard_cycle_[k] <= otfp::kHeardCycles) alive_ |= node_bit(k);
+    if (k != self_ && cycle_ - heard_cycle_[k] <= timeouts_.heard) alive_ |= node_bit(k);
   report_omega(t);
   coordinate(cycle_);
   request_missing(cycle_);
@@ -214,7 +216,7 @@ void OtfpNode::begin_cycle(const Turn& t) {
 void OtfpNode::report_omega(const Turn& t) {
   // The failure detector's view, for operators and tools (a crash costs otfp no membership
   // change, but someone wants to know when the others noticed): a node heard again is
-  // suspicion-cleared, a node silent for longer than kHeardCycles suspicion-raised.
+  // suspicion-cleared, a node silent for longer than the heard timeout suspicion-raised.
   const uint64_t changed = (alive_ ^ reported_alive_) & ~node_bit(self_);
   if (changed == 0) return;
   for (NodeId k = 0; k < n_; ++k) {

@@ -161,6 +161,7 @@ class OtfpNode final : public Engine {
   int quorum_;
   int kappa_;
   int window_;
+  otfp::Timeouts timeouts_;     // in cycles (otfp_limits.h)
   uint16_t own_frames_;         // frames per copy of this node's slot (its budget)
   size_t aux_frames_max_;       // retransmission frames per slot: 1, plus at most half the own batch's
   size_t turn_frames_;          // frames of one own turn: copies x own frames + aux frames

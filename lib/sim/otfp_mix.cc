@@ -14,12 +14,13 @@ const char* to_string(OtfpMix m) {
     case OtfpMix::liveness: return "liveness";
     case OtfpMix::chaos: return "chaos";
     case OtfpMix::segments: return "segments";
+    case OtfpMix::durations: return "durations";
   }
   return "unknown";
 }
 
 bool parse_otfp_mix(std::string_view name, OtfpMix* out) {
-  for (OtfpMix m : {OtfpMix::hard, OtfpMix::liveness, OtfpMix::chaos, OtfpMix::segments})
+  for (OtfpMix m : {OtfpMix::hard, OtfpMix::liveness, OtfpMix::chaos, OtfpMix::segments, OtfpMix::durations})
     if (name == to_string(m)) {
       *out = m;
       return true;
@@ -58,6 +59,7 @@ Scenario otfp_mix(OtfpMix mix, uint64_t seed) {
       s.node_template.rate_mbps = 1000;
       s.load = between(r, 15, 50);
       [[fallthrough]];
+    case OtfpMix::durations:
     case OtfpMix::hard:
       s.loss = between(r, 0, mix == OtfpMix::hard ? 0.30 : 0.15);
       if (r.chance(0.5)) s.burst = between(r, 0, 0.5);
@@ -69,6 +71,14 @@ Scenario otfp_mix(OtfpMix mix, uint64_t seed) {
       s.stall_rate = between(r, 0, 0.01);
       s.stall_cycles_max = 20;
       s.drift_ppm_max = between(r, 0, 100);
+      if (mix == OtfpMix::durations) {
+        s.node_template.otfp_heard_ns = 20'000'000;  // the daemon's defaults (docs/configuration.md)
+        s.node_template.otfp_recovery_ns = 20'000'000;
+        s.node_template.otfp_retry_ns = 4'000'000;
+        s.stall_cycles_max = 13'000'000 / s.cycle_ns + 1;  // the host's longest stall
+        s.cycles = 300;
+        s.drain_cycles = 200;
+      }
       break;
     case OtfpMix::liveness:
       s.loss = between(r, 0, 0.10);
@@ -110,11 +120,12 @@ std::string describe(const Scenario& s) {
                 "%d nodes, %" PRId64 "+%" PRId64 " cycles of %" PRId64 " ns, kappa %d, load %.2f; loss %.3f burst %.2f dup %.3f "
                 "corrupt %.4f; crashes %.4f/node/cycle, <= %d down, restart %" PRId64 "-%" PRId64 " cycles (never %.2f); "
                 "fsync %" PRId64 "-%" PRId64 " ns, torn %.2f; stalls %.4f up to %" PRId64 " cycles; drift %.1f ppm, offset %" PRId64
-                " ns; frame %zu bytes at %" PRId64 " Mbit/s",
+                " ns; frame %zu bytes at %" PRId64 " Mbit/s; timeouts %" PRId64 "/%" PRId64 "/%" PRId64 " ns",
                 s.nodes, s.cycles, s.drain_cycles, s.cycle_ns, s.node_template.kappa, s.load, s.loss, s.burst, s.dup, s.corrupt,
                 s.crash_rate, s.crash_down_max, s.restart_cycles_min, s.restart_cycles_max, s.crash_permanent,
                 s.fsync_ns_min, s.fsync_ns_max, s.torn_tail, s.stall_rate, s.stall_cycles_max, s.drift_ppm_max,
-                s.clock_offset_ns_max, s.node_template.frame_bytes_max, s.node_template.rate_mbps);
+                s.clock_offset_ns_max, s.node_template.frame_bytes_max, s.node_template.rate_mbps,
+                s.node_template.otfp_heard_ns, s.node_template.otfp_recovery_ns, s.node_template.otfp_retry_ns);
   return buf;
 }
 

@@ -13,6 +13,9 @@
 //             loads of 15-50 messages per node and cycle, so that a batch spans several
 //             segments and a lost segment (both copies) makes the batch missing at a receiver,
 //             fetched again segment by segment (docs/protocol-otfp.md "A slot in several frames").
+//   durations the hard mix with the daemon's timeouts as durations (heard 20 ms, recovery 20 ms,
+//             retry 4 ms: 8-20 cycles at these 1-1.75 ms cycles instead of the floors 2, 4, 2)
+//             and stalls up to 13 ms, the host's: safety, and nothing pending after a longer drain.
 #pragma once
 
 #include <cstdint>
@@ -24,7 +27,7 @@
 
 namespace tob::sim {
 
-enum class OtfpMix : uint8_t { hard, liveness, chaos, segments };
+enum class OtfpMix : uint8_t { hard, liveness, chaos, segments, durations };
 const char* to_string(OtfpMix m);
 bool parse_otfp_mix(std::string_view name, OtfpMix* out);
 

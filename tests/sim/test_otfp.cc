@@ -273,6 +273,41 @@ TEST_CASE("otfp segments mix: slots of several frames under the hard mix's fault
                              << m.delivered << " messages delivered, " << m.frames << " frames in " << m.turns << " turns");
 }
 
+TEST_CASE("otfp durations mix: the daemon's timeouts as durations at 1-1.75 ms cycles, stalls up to 13 ms") {
+  // docs/simulator.md "otfp mixes": heard, recovery and retry span 8-20 cycles here instead of
+  // their floors; safety on every seed, and after the drain nothing pending.
+  const long seeds = seeds_from_env(5000) / 10;
+  const MixSweep m = sweep(OtfpMix::durations, 4'000'000, seeds);
+  CHECK(m.failed == 0);
+  CHECK(m.crashes > static_cast<uint64_t>(seeds));
+  CHECK(m.stalls > static_cast<uint64_t>(seeds) / 2);
+  CHECK(m.delivered > static_cast<uint64_t>(seeds) * 300);
+  WARN("otfp durations mix, " << seeds << " seeds: " << m.crashes << " crashes, " << m.stalls << " stalls, "
+                              << m.delivered << " messages delivered");
+}
+
+TEST_CASE("otfp's failure detector follows the heard timeout as a duration: 20 ms is 20 one-ms cycles") {
+  Scenario s = otfp_scenario(4, 200);
+  s.cycle_ns = 1'000'000;
+  s.node_template.otfp_heard_ns = 20'000'000;
+  Fault f{FaultKind::crash, 100, 2};
+  f.restart_after_cycles = 40;
+  s.faults = {f};
+  const OtfpRun r = run_otfp(s);
+  INFO(violations(r.report));
+  REQUIRE(r.report.ok());
+  for (tob::core::NodeId n : {0, 1, 3}) {
+    int64_t raised = -1;
+    for (const EventRecord& rec : r.run.rec().events)
+      if (rec.node == n && rec.event.node == 2 && rec.event.cycle >= 100 &&
+          rec.event.kind == tob::core::EventKind::suspicion_raised && raised < 0)
+        raised = rec.event.cycle;
+    INFO("node " << n);
+    CHECK(raised >= 100 + 20);      // not before 20 ms of silence
+    CHECK(raised <= 100 + 20 + 1);
+  }
+}
+
 TEST_CASE("otfp chaos: up to N - 1 down at once, 40% loss, frequent stalls: safe, and all delivered once back") {
   const long seeds = seeds_from_env(5000) / 10;
   const MixSweep m = sweep(OtfpMix::chaos, 2'000'000, seeds);

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "dataplane/config/cluster_config.h"
+#include "core/otfp_limits.h"
 
 using tob::dataplane::load_cluster_config;
 
@@ -454,4 +455,30 @@ TEST_CASE("the clients' history follows batch_msgs: four cycles of every node's 
   CHECK((big.history & (big.history - 1)) == 0);
   const ClusterConfig set = load_ok_with(kGood, {{"limits.batch_msgs", "4096"}, {"clients.history", "2048"}});
   CHECK(set.history == 2048);
+}
+
+TEST_CASE("otfp's timeouts are durations: 20, 20 and 4 ms by default, at least their floors in cycles") {
+  const ClusterConfig d = load_ok_with(kGood, {});
+  CHECK(d.node.otfp_heard_ns == 20'000'000);
+  CHECK(d.node.otfp_recovery_ns == 20'000'000);
+  CHECK(d.node.otfp_retry_ns == 4'000'000);
+  // At a 1 ms cycle they span 20, 20 and 4 cycles; at 4 ms the floors 2, 4 and 2 hold.
+  const auto t1 = tob::core::otfp::timeouts(1'000'000, d.node.otfp_heard_ns, d.node.otfp_recovery_ns,
+                                            d.node.otfp_retry_ns, 4, 32, 2);
+  CHECK((t1.heard == 20 && t1.recovery == 20 && t1.retry == 4));
+  CHECK(t1.patience == 2 * (20 + 4 * 4));
+  const auto t40 = tob::core::otfp::timeouts(40'000'000, d.node.otfp_heard_ns, d.node.otfp_recovery_ns,
+                                             d.node.otfp_retry_ns, 4, 32, 2);
+  CHECK((t40.heard == 2 && t40.recovery == 4 && t40.retry == 2 && t40.patience == 24));
+  const ClusterConfig set = load_ok_with(kGood, {{"timing.cycle_ns", "1000000"}, {"timing.heard_ns", "5000000"},
+                                                 {"timing.recovery_ns", "0"}});
+  CHECK(set.node.otfp_heard_ns == 5'000'000);
+  CHECK(set.node.otfp_recovery_ns == 0);  // the floor: 4 cycles
+}
+
+TEST_CASE("otfp timeouts longer than a node's instance ring can catch up are refused, naming the keys") {
+  const std::string e = override_error(kGood, {{"timing.cycle_ns", "1000000"}, {"timing.recovery_ns", "100000000"}});
+  CHECK_THAT(e, Catch::Contains("recovery 100"));
+  CHECK_THAT(e, Catch::Contains("[timing] recovery_ns or heard_ns"));
+  CHECK_THAT(override_error(kGood, {{"timing.heard_ns", "-1"}}), Catch::Contains("heard_ns"));
 }

@@ -32,7 +32,7 @@ const std::set<std::string_view> kClusterKeys = {"name", "id", "nodes", "order",
 const std::set<std::string_view> kTimingKeys = {
     "clock",         "epoch_ns",        "cycle_ns",        "decision_margin_ns", "precision_ns",
     "copy_gap_ns",   "sends_per_slot",  "kappa",           "two_member_wait_cycles",
-    "rejoin_silence_cycles", "stall_limit_ns", "window", "rate_mbps"};
+    "rejoin_silence_cycles", "stall_limit_ns", "window", "rate_mbps", "heard_ns", "recovery_ns", "retry_ns"};
 const std::set<std::string_view> kStorageKeys = {"path", "durability"};
 const std::set<std::string_view> kLimitsKeys = {"frame_bytes", "payload_bytes", "queue_msgs", "queue_bytes",
                                                 "batch_msgs", "slot_frames"};
@@ -308,6 +308,13 @@ core::Result<ClusterConfig> load_cluster_config(const std::string& path, const O
   TRY_INT(silence, "timing", "rejoin_silence_cycles", 2, 1'000'000, &two);
   TRY_INT(stall, "timing", "stall_limit_ns", 0, INT64_MAX / 4, &zero);
   TRY_INT(rate, "timing", "rate_mbps", 0, 400'000, &zero);
+  // otfp's timeouts as durations (each at least its floor in cycles, core/otfp_limits.h): long
+  // enough by default to ride out this kind of host's stalls (a vCPU taken away for up to 13 ms)
+  // at short cycles; at 40 ms cycles the floors (2, 4 and 2 cycles) are longer anyway.
+  const int64_t heard_d = 20'000'000, recovery_d = 20'000'000, retry_d = 4'000'000;
+  TRY_INT(heard, "timing", "heard_ns", 0, 10'000'000'000, &heard_d);
+  TRY_INT(recovery, "timing", "recovery_ns", 0, 10'000'000'000, &recovery_d);
+  TRY_INT(retry, "timing", "retry_ns", 0, 10'000'000'000, &retry_d);
   sc.decision_margin_ns = margin;
   sc.precision_ns = precision;
   sc.copy_gap_ns = gap;
@@ -393,6 +400,9 @@ core::Result<ClusterConfig> load_cluster_config(const std::string& path, const O
   n.stall_limit_ns = stall;
   n.kappa = static_cast<int>(kappa);
   n.otfp_window = static_cast<int>(window);
+  n.otfp_heard_ns = heard;
+  n.otfp_recovery_ns = recovery;
+  n.otfp_retry_ns = retry;
   n.rate_mbps = rate;
   n.slot_frames_max = static_cast<int>(slot_frames);
 
