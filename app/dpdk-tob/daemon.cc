@@ -367,7 +367,6 @@ int Daemon::create_engines() {
   earlier_log_ = {};  // replayed
   ctx.log = acceptor_log_.get();
   ctx.lenient_windows = cfg.order == Order::otfp;
-  ctx.send_late = cfg.order == Order::otfp;
   // Interactive consistency next to the engine ([ic]), and the applications' side of its store.
   if (!cfg.ic) return kExitOk;
   auto ic = core::IcNode::create(node_config_, *cfg.ic);

@@ -97,7 +97,6 @@ struct DaemonContext {
   int method_count = 1;
   bool split_rx = false;   // RX runs on another lcore than control (watermark applies)
   bool lenient_windows = false;  // otfp: frames outside their window still count (timing is liveness)
-  bool send_late = false;        // otfp: a frame whose slot is over is sent late, not dropped
   AcceptorLog* log = nullptr;    // otfp: the acceptor log (frames wait for their records)
 
   TscClock clock;

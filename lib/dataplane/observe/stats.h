@@ -55,8 +55,7 @@ struct TxStats {  // the TX role
   Counter bytes;
   Counter bursts;         // rte_eth_tx_burst calls that sent at least one frame
   Counter late;           // sent more than the schedule's precision after its instant
-  Counter missed;         // not sent: its slot was over when the TX role got to it (mars)
-  Counter sent_late;      // sent after its slot was over (otfp: a late frame still counts)
+  Counter missed;         // not sent: its slot was over when the TX role got to it
   Counter tx_failed;      // the PMD refused the frame for the whole window
   Counter nic_launch;     // handed to the NIC with a launch time
   Counter waited_for_log; // otfp: frames held until the acceptor log was durable

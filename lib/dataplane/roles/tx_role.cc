@@ -63,13 +63,10 @@ unsigned TxRole::send_head() {
   const auto method = static_cast<TxMethod>(head_.method);
   const bool timed = ctx_.options->transport == Transport::tdma;
   if (timed && ctx_.clock.to_ns(__rdtsc()) >= head_.close_ns) {
-    if (!ctx_.send_late) {
-      st.missed.add();  // mars: the slot is over, sending now would only be rejected as late
-      rte_pktmbuf_free(head_.mbuf);
-      have_head_ = false;
-      return 1;
-    }
-    st.sent_late.add();  // otfp: a late frame still counts (timing is liveness only)
+    st.missed.add();  // the slot is over: sending now would only be rejected as late
+    rte_pktmbuf_free(head_.mbuf);
+    have_head_ = false;
+    return 1;
   }
   if (timed && method == TxMethod::nic) {
     stamp_launch(head_.mbuf, deadline_tsc_);
@@ -84,7 +81,7 @@ unsigned TxRole::send_head() {
     // Next in the burst only what may leave now exactly as it would alone.
     if (deadline_tsc_ > due_tsc || head_.method != burst_[0].item.method) break;
     if (ctx_.log != nullptr && ctx_.log->durable() < head_.log_offset) break;
-    if (timed && !ctx_.send_late && ctx_.clock.to_ns(due_tsc) >= head_.close_ns) break;
+    if (timed && ctx_.clock.to_ns(due_tsc) >= head_.close_ns) break;
     if (timed && method == TxMethod::nic) stamp_launch(head_.mbuf, deadline_tsc_);
     burst_[n++] = {head_, deadline_tsc_, head_.mbuf->pkt_len};
     have_head_ = false;
@@ -143,7 +140,7 @@ unsigned TxRole::step(uint64_t& next_due_tsc) {
     }
     // otfp: the votes in this frame must be in the acceptor log first (group commit per cycle).
     if (ctx_.log != nullptr && ctx_.log->durable() < head_.log_offset) {
-      if (ctx_.send_late || ctx_.clock.to_ns(now) < head_.close_ns) {  // otfp sends it once durable
+      if (ctx_.clock.to_ns(now) < head_.close_ns) {
         if (!waited_) ctx_.tx.waited_for_log.add();
         waited_ = true;
         next_due_tsc = 0;  // poll again soon
