@@ -15,6 +15,7 @@
 #include "sim/checker.h"
 #include "sim/otfp_checker.h"
 #include "sim/otfp_mix.h"
+#include "sim/mars_script.h"
 #include "sim/otfp_script.h"
 #include "sim/simulator.h"
 
@@ -92,16 +93,21 @@ faults
   --crash-permanent P     ... or never, with probability P (default 0)
   --stall-rate R          per live node and cycle, its loop freezes (default 0)
   --stall-cycles K        ... for 1..K cycles (default 20)
+  --outage-rate R         per cycle, an outage from the next cycle: every link into every node
+                          (half of them) or into a random set of nodes is down (default 0)
+  --outage-cycles K       ... each receiver's for 1..K cycles (default 4)
   --drift-ppm P           per node clock rate error uniform in [-P, P] ppm (default 0)
   --drain C               after --cycles, C more cycles without faults, loss or new messages;
-                          every instance is then judged (default 0)
+                          every instance is then judged; mars: every running node must then
+                          be a member of the running nodes (membership-reformed) (default 0)
   --liveness-cycles C     otfp: every message of a correct proposer delivered by every correct
                           node within C cycles of its submission (default: not judged)
   --mix NAME              otfp: draw the whole scenario from each seed: hard, liveness,
                           chaos, segments or durations (docs/simulator.md); other scenario flags
                           are refused
-  --script FILE           otfp: run a scenario file (docs/simulator.md "Scenario files";
-                          tests/sim/testdata/otfp/) and print each step with --verbose
+  --script FILE           run a scenario file (docs/simulator.md "Scenario files":
+                          tests/sim/testdata/otfp/, or mars/ when its first line is `mars ...`)
+                          and print each step (mars: each membership event) with --verbose
 workload
   --load M                messages per node per cycle, Poisson (default 2)
   --payload MIN-MAX       payload bytes (default 16-64)
@@ -218,6 +224,8 @@ Options parse(int argc, char** argv) {
     else if (flag == "--fsync-ns") tob::simcli::parse_range(f, v, 0, 10'000'000'000, s.fsync_ns_min, s.fsync_ns_max);
     else if (flag == "--stall-rate") s.stall_rate = parse_prob(f, v);
     else if (flag == "--stall-cycles") s.stall_cycles_max = parse_int(f, v, 1, 1'000'000);
+    else if (flag == "--outage-rate") s.outage_rate = parse_prob(f, v);
+    else if (flag == "--outage-cycles") s.outage_cycles_max = parse_int(f, v, 1, 1'000'000);
     else if (flag == "--drift-ppm") s.drift_ppm_max = parse_nonneg(f, v);
     else if (flag == "--drain") s.drain_cycles = parse_int(f, v, 0, 100'000'000);
     else if (flag == "--liveness-cycles") o.liveness_cycles = parse_int(f, v, 1, 1'000'000);
@@ -324,7 +332,15 @@ Scenario scenario_for(const Options& o, uint64_t seed) {
 
 tob::sim::CheckReport judge(const Options& o, const Scenario& s, const tob::sim::Simulator& sim) {
   const tob::sim::Records& rec = sim.records();
-  if (s.order != tob::core::Order::otfp) return tob::sim::check(sim.schedule(), rec, 2 * s.clock_offset_ns_max);
+  if (s.order != tob::core::Order::otfp) {
+    auto report = tob::sim::check(sim.schedule(), rec, 2 * s.clock_offset_ns_max);
+    if (s.drain_cycles > 0) {  // mars: after the drain the membership has formed again
+      std::vector<const tob::core::Engine*> nodes;
+      for (int i = 0; i < s.nodes; ++i) nodes.push_back(sim.node(i));
+      tob::sim::check_reformed(nodes, report);
+    }
+    return report;
+  }
   tob::sim::OtfpCheckParams p;
   if (o.mix_set) {
     p = tob::sim::otfp_mix_params(o.mix, s);
@@ -419,6 +435,11 @@ void print_run(const Scenario& s, const tob::sim::Records& rec, const tob::sim::
     for (const auto& v : report.violations) count += v.property == name ? 1 : 0;
     std::printf("  %-26s %s\n", name.c_str(), count == 0 ? "ok" : "VIOLATED");
   }
+  if (!otfp && s.drain_cycles > 0) {
+    uint64_t count = 0;
+    for (const auto& v : report.violations) count += v.property == "membership-reformed" ? 1 : 0;
+    std::printf("  %-26s %s\n", "membership-reformed", count == 0 ? "ok" : "VIOLATED");
+  }
 }
 
 }  // namespace
@@ -444,7 +465,9 @@ int run_script(int argc, char** argv) {
   char buf[4096];
   for (size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) text.append(buf, n);
   std::fclose(f);
-  const tob::sim::ScriptResult r = tob::sim::run_otfp_script(text, verbose);
+  // A `mars` first line runs the mars engine (tests/sim/testdata/mars/), else otfp's steps.
+  const tob::sim::ScriptResult r =
+      tob::sim::is_mars_script(text) ? tob::sim::run_mars_script(text, verbose) : tob::sim::run_otfp_script(text, verbose);
   std::fputs(r.output.c_str(), stdout);
   if (!r.ok) {
     std::printf("%s:%d: %s\nresult: FAIL\n", path.c_str(), r.line, r.message.c_str());

@@ -126,6 +126,12 @@ bool MarsNode::fresh(NodeId j, int64_t after_seq) const {
   return rows_[j].valid && rows_[j].seq > after_seq;
 }
 
+bool MarsNode::named_by_member(NodeId n, int64_t after_seq) const {
+  for (NodeId j = 0; j < n_; ++j)
+    if (j != self_ && j != n && fresh(j, after_seq) && rows_[j].has_members && (rows_[j].members & bit(n)) != 0) return true;
+  return false;
+}
+
 void MarsNode::process_turn(const Turn& t) {
   last_turn_cycle_ = t.cycle;
   if (state_ == SelfState::silent && t.membership_point_ns >= silent_until_ns_) {
@@ -166,7 +172,9 @@ void MarsNode::process_turn(const Turn& t) {
 }
 
 void MarsNode::record_view(int64_t seq) {
-  view_history_[static_cast<size_t>(seq) % kViewHistory] = {seq, members_};
+  // A non-member's set (adopted from member frames while it listens or joins) is no view of its
+  // own: member frames sent before this node was admitted are not compared with it.
+  view_history_[static_cast<size_t>(seq) % kViewHistory] = {state_ == SelfState::member ? seq : -1, members_};
 }
 
 // Membership agreement self-check (our addition to seed 000; §6.2 leaves detecting such
@@ -179,7 +187,7 @@ bool MarsNode::view_disagreement(const Turn& t) const {
   int agree = 1;  // this node
   int disagree = 0;
   for (NodeId j = 0; j < n_; ++j) {
-    if (j == self_ || (members_ & bit(j)) == 0 || !fresh(j, prev) || !rows_[j].has_members) continue;
+    if (j == self_ || (members_ & bit(j)) == 0 || !fresh(j, prev) || !rows_[j].view_compared) continue;
     if (rows_[j].view_agrees) {
       ++agree;
     } else {
@@ -194,6 +202,19 @@ void MarsNode::decide(const Turn& t) {
   const NodeId n = t.node;
   const int64_t prev = t.seq - n_;
   const bool got = rows_[n].valid && rows_[n].seq == prev;
+  if (state_ != SelfState::member && n != self_ && (members_ & bit(n)) != 0 && !got && !named_by_member(n, prev)) {
+    // seed 000 §6.2.2: "The node n itself shuts down, therefore not making use of its next
+    // sending slot. Thereby, other potential joining nodes deduce that n is no longer a member
+    // and can also gain a consistent view of the membership set." A non-member's set is what
+    // member frames told it, or its own decisions on joiners it heard; a member whose slot it
+    // heard nothing in, and that no member frame of the last cycle names, is gone: a joiner must
+    // not wait for its row. (Members below three take no decisions and keep naming a silent
+    // member; then the joiner keeps it too, as they do.) Without this, after a total outage,
+    // joiners refused for want of the row of a node that nobody was a member with kept refusing
+    // each other in step (issue 17).
+    set_members(members_ & ~bit(n));
+    return;
+  }
   if (stage_[n] == Stage::active) {
     decide_joiner(t, got);
   } else if (stage_[n] == Stage::member && member_count_ < kDecidingMembersMin) {
@@ -433,7 +454,7 @@ void MarsNode::transmit(const Turn& t) {
   const Reassembly& own = held(self_, t.cycle);
 
   const uint64_t view_vector = received_ | bit(self_);
-  rows_[self_] = {true, t.seq, view_vector, members_, member, stage_[self_], suspicion_, true};
+  rows_[self_] = {true, t.seq, view_vector, members_, member, stage_[self_], suspicion_, member, true};
   received_ |= bit(self_);
 
   FrameHeader h;
@@ -552,8 +573,9 @@ FrameVerdict MarsNode::on_frame(const FrameView& frame, int64_t rx_ns) {
     case Reassembly::Add::complete: break;
   }
   const auto& seen = view_history_[static_cast<size_t>(seq) % kViewHistory];
-  const bool view_agrees = !has_members || seen.first != seq || seen.second == members;
-  rows_[k] = {true, seq, h.view_vector, members, has_members, h.stage, h.suspected, view_agrees};
+  const bool view_compared = has_members && seen.first == seq;
+  const bool view_agrees = !view_compared || seen.second == members;
+  rows_[k] = {true, seq, h.view_vector, members, has_members, h.stage, h.suspected, view_compared, view_agrees};
   received_ |= bit(k);
   messages_[k][static_cast<size_t>(c % kMessageSlots)] = {c, r.messages()};
 
@@ -566,7 +588,10 @@ FrameVerdict MarsNode::on_frame(const FrameView& frame, int64_t rx_ns) {
     }
     stage_[k] = Stage::active;
   } else if (h.stage == Stage::member && has_members && state_ != SelfState::member) {
-    set_members(members);  // a non-member learns the membership from the members
+    // A non-member learns the membership from the members, without itself: a set that still
+    // names it (it shut down, or was admitted where it was refused, below three members) is not
+    // its membership, and a joiner that counted itself would wait for its own fresh row.
+    set_members(members & ~bit(self_));
     if (state_ == SelfState::joining) stage_[self_] = Stage::active;
   }
   return verdict(FrameVerdict::accepted);

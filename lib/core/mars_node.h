@@ -56,7 +56,8 @@ class MarsNode final : public Engine {
     bool has_members = false;
     Stage stage = Stage::inactive;
     NodeId suspected = kNoNode;
-    bool view_agrees = true;     // its member set equals ours after the turn it was sent in
+    bool view_compared = false;  // we were a member after the turn it was sent in: sets compared
+    bool view_agrees = true;     // ... and its member set equals ours after that turn
   };
   struct Message {               // a slot's complete batch, kept until it is decided
     int64_t cycle = -1;
@@ -69,6 +70,8 @@ class MarsNode final : public Engine {
   void advance(int64_t now_ns);
   void process_turn(const Turn& t);
   bool fresh(NodeId j, int64_t after_seq) const;
+  // Some member frame sent after after_seq (another node's) names n as a member.
+  bool named_by_member(NodeId n, int64_t after_seq) const;
   void decide(const Turn& t);
   void decide_joiner(const Turn& t, bool got);
   void decide_member(const Turn& t, bool got);
@@ -110,6 +113,8 @@ class MarsNode final : public Engine {
   std::array<Row, kMaxNodes> rows_{};
   // Own member set after each of the last turns, to compare with the sets peers send.
   // Peers' sets are compared with the set after the turn they were sent in: at most a cycle old.
+  // Only turns after which this node was a member are recorded (seq -1 otherwise): a joiner's
+  // set is hearsay, not a view another member can disagree with.
   static constexpr size_t kViewHistory = 2 * kMaxNodes + 2;
   static_assert(kViewHistory > 2 * kMaxNodes, "a view sent a cycle ago (N turns) is still held");
   std::array<std::pair<int64_t, uint64_t>, kViewHistory> view_history_{};

@@ -232,4 +232,18 @@ CheckReport check(const core::Schedule& sched, const Records& rec, int64_t toler
   return report;
 }
 
+void check_reformed(const std::vector<const core::Engine*>& nodes, CheckReport& report) {
+  Reporter<CheckReport> fail{report};
+  uint64_t running = 0;
+  for (size_t i = 0; i < nodes.size(); ++i)
+    if (nodes[i] != nullptr) running |= uint64_t{1} << i;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const core::Engine* e = nodes[i];
+    if (e == nullptr) continue;
+    if (e->self_state() != core::SelfState::member || e->members() != running)
+      fail("membership-reformed", "node %zu ends %s with members %#" PRIx64 ", not a member of the running nodes %#" PRIx64,
+           i, core::to_string(e->self_state()), e->members(), running);
+  }
+}
+
 }  // namespace tob::sim

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/engine.h"
 #include "core/schedule.h"
 #include "sim/records.h"
 
@@ -67,5 +68,10 @@ const std::vector<std::string>& property_names();
 
 // tolerance_ns: slack for clock offsets between nodes (virtual vs local time).
 CheckReport check(const core::Schedule& schedule, const Records& records, int64_t tolerance_ns = 0);
+
+// Liveness after a drain (mars, `membership-reformed`): with no fault in the last cycles of the
+// run, the membership has formed again: every running node is a member and holds the set of
+// exactly the running nodes. nodes[i]: node i's engine at the end, nullptr while it is down.
+void check_reformed(const std::vector<const core::Engine*>& nodes, CheckReport& report);
 
 }  // namespace tob::sim

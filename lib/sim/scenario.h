@@ -79,6 +79,11 @@ struct Scenario {
   // freezes for 1..stall_cycles_max cycles; frames that arrive meanwhile wait in its RX ring.
   double stall_rate = 0;
   int64_t stall_cycles_max = 20;
+  // Outages, beyond the mars hypothesis (a host stall, a switch reboot): per cycle, with
+  // probability outage_rate, the links into every node (half the outages) or into a random set of
+  // nodes go down, each receiver's for 1..outage_cycles_max cycles of its own, from the next cycle.
+  double outage_rate = 0;
+  int64_t outage_cycles_max = 4;
   // Clocks: per node rate error uniform in [-drift_ppm_max, drift_ppm_max] (besides the offset).
   double drift_ppm_max = 0;
   // Drain: after `cycles`, this many more without new faults, loss or submissions, so that what

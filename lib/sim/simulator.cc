@@ -535,6 +535,27 @@ void Simulator::on_fault_tick(const Ev& e) {
   random_mars_fault(cycle, e.t);
   random_crashes(cycle, e.t);
   random_stalls(cycle, e.t);
+  random_outage(cycle, e.t);
+}
+
+void Simulator::random_outage(int64_t cycle, int64_t now) {
+  const Scenario& s = scenario_;
+  if (s.outage_rate <= 0 || !fault_rng_.chance(s.outage_rate)) return;
+  const bool everyone = fault_rng_.chance(0.5);
+  uint64_t receivers = 0;
+  while (receivers == 0)
+    for (int i = 0; i < s.nodes; ++i)
+      if (everyone || fault_rng_.chance(0.5)) receivers |= uint64_t{1} << i;
+  for (int to = 0; to < s.nodes; ++to) {
+    if ((receivers >> to & 1u) == 0) continue;
+    Fault f{FaultKind::link_down, cycle + 1, static_cast<core::NodeId>(to)};
+    f.cycles = fault_rng_.range(1, s.outage_cycles_max);
+    for (int from = 0; from < s.nodes; ++from) {
+      if (from == to) continue;
+      f.peer = static_cast<core::NodeId>(from);
+      inject(f, now);
+    }
+  }
 }
 
 void Simulator::random_mars_fault(int64_t cycle, int64_t now) {

@@ -99,6 +99,7 @@ class Simulator : private core::OtfpObserver {
   void random_mars_fault(int64_t cycle, int64_t now);
   void random_crashes(int64_t cycle, int64_t now);
   void random_stalls(int64_t cycle, int64_t now);
+  void random_outage(int64_t cycle, int64_t now);
   void schedule_submit(int i, int64_t now);
   void inject(const Fault& f, int64_t now);
   bool frozen(const SimNode& sn, int64_t t) const { return t < sn.frozen_until; }

@@ -76,17 +76,25 @@ set +e
 "$sim" --script "$tmp/nonexistent.txt" >"$tmp/out" 2>&1; rc=$?
 set -e
 if [ $rc -eq 2 ] && grep -q "cannot read" "$tmp/out"; then ok "a missing scenario file: exit 2"; else bad "missing script rc=$rc"; fi
+# A mars scenario file (first line `mars ...`) runs the mars engine.
+if "$sim" --script "$here/testdata/mars/total_outage_reform.txt" >"$tmp/out" 2>&1 &&
+   grep -q '^formed: {0,1,2,3} at every node from cycle 27' "$tmp/out" &&
+   grep -q '^result: PASS ([0-9]* steps, [0-9]* expectations)' "$tmp/out"; then ok "--script runs a mars scenario file"
+else bad "--script mars"; cat "$tmp/out"; fi
 
-# Far outside the fault hypothesis (20% loss per copy) mars gives up properties on some
-# seeds: tob-sim must exit 1 and print the seed and how to replay it.
+# Outside the fault hypothesis mars gives up properties: a link that stays dead makes its
+# receiver shut down and rejoin for ever, so after the drain the membership has not formed
+# (membership-reformed). tob-sim must exit 1 and print the seed and how to replay it. (This used
+# 20% loss per copy until the rejoin fix of issue 17: the seeds that failed there were that
+# livelock, and 2000 seeds now pass.)
 set +e
-"$sim" --nodes 5 --cycles 500 --loss 0.2 --seeds 100 --quiet >"$tmp/out" 2>&1; rc=$?
+"$sim" --nodes 5 --cycles 60 --drain 20 --fault link-down:3:1@20 --seeds 3 --quiet >"$tmp/out" 2>&1; rc=$?
 set -e
 if [ $rc -eq 1 ] && grep -q 'replay: tob-sim .* --seed [0-9]* --trace trace.txt' "$tmp/out"; then
   ok "violation: exit 1 with a replay command"
   seed=$(grep -m1 -o 'seed [0-9]*: FAIL' "$tmp/out" | awk '{print $2}' | tr -d :)
   set +e
-  "$sim" --nodes 5 --cycles 500 --loss 0.2 --seed "$seed" --trace "$tmp/trace.txt" >"$tmp/one" 2>&1; rc=$?
+  "$sim" --nodes 5 --cycles 60 --drain 20 --fault link-down:3:1@20 --seed "$seed" --trace "$tmp/trace.txt" >"$tmp/one" 2>&1; rc=$?
   set -e
   if [ $rc -eq 1 ] && grep -q VIOLATED "$tmp/one" && [ -s "$tmp/trace.txt" ]; then
     ok "the failing seed replays exactly"
