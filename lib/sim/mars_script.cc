@@ -7,6 +7,7 @@
 
 #include "sim/checker.h"
 #include "sim/format.h"
+#include "sim/script_args.h"
 #include "sim/simulator.h"
 
 namespace tob::sim {
@@ -16,18 +17,11 @@ using core::EventKind;
 using core::NodeId;
 using core::Reason;
 
-struct Failure {
-  std::string message;
-};
 
-[[noreturn]] void fail(const std::string& why) { throw Failure{why}; }
+using script::Failure;
+using script::fail;
+using script::to_int;
 
-int64_t to_int(const std::string& s, const char* what) {
-  char* end = nullptr;
-  const long long v = std::strtoll(s.c_str(), &end, 10);
-  if (s.empty() || end == s.c_str() || *end != '\0') fail(std::string("not a number for ") + what + ": '" + s + "'");
-  return v;
-}
 
 // Names as scenario files write them: the engine's names with dashes for spaces.
 std::string dashed(const char* s) {
@@ -68,9 +62,11 @@ class MarsScript {
   void expect_formed(const std::map<std::string, std::string>& o);
   std::string describe(const EventRecord& e) const;
   int64_t cycle_arg(const std::map<std::string, std::string>& o, const char* key) const;
-  int node_arg(const std::string& v) const;
-  std::vector<int> nodes_arg(const std::string& v) const;
-  static std::map<std::string, std::string> options(const std::vector<std::string>& w, size_t from);
+  int node_arg(const std::string& v) const { return script::node_arg(v, scenario_.nodes); }
+  std::vector<int> nodes_arg(const std::string& v) const { return script::nodes_arg(v, scenario_.nodes); }
+  static std::map<std::string, std::string> options(const std::vector<std::string>& w, size_t from) {
+    return script::options(w, from);
+  }
 
   bool verbose_;
   Scenario scenario_;
@@ -81,42 +77,8 @@ class MarsScript {
   int expectations_ = 0;
 };
 
-std::map<std::string, std::string> MarsScript::options(const std::vector<std::string>& w, size_t from) {
-  std::map<std::string, std::string> o;
-  for (size_t i = from; i < w.size(); ++i) {
-    const size_t eq = w[i].find('=');
-    if (eq == std::string::npos) fail("expected key=value, got '" + w[i] + "'");
-    o[w[i].substr(0, eq)] = w[i].substr(eq + 1);
-  }
-  return o;
-}
 
-int MarsScript::node_arg(const std::string& v) const {
-  const int64_t k = to_int(v, "a node");
-  if (k < 0 || k >= scenario_.nodes) fail("no node " + v + " in this " + std::to_string(scenario_.nodes) + "-node cluster");
-  return static_cast<int>(k);
-}
 
-std::vector<int> MarsScript::nodes_arg(const std::string& v) const {
-  std::vector<int> out;
-  if (v == "all" || v == "*") {
-    for (int k = 0; k < scenario_.nodes; ++k) out.push_back(k);
-    return out;
-  }
-  std::stringstream ss(v);
-  for (std::string part; std::getline(ss, part, ',');) {
-    const size_t dash = part.find('-');
-    if (dash == std::string::npos) {
-      out.push_back(node_arg(part));
-    } else {
-      const int a = node_arg(part.substr(0, dash));
-      const int b = node_arg(part.substr(dash + 1));
-      for (int k = a; k <= b; ++k) out.push_back(k);
-    }
-  }
-  if (out.empty()) fail("no nodes in '" + v + "'");
-  return out;
-}
 
 int64_t MarsScript::cycle_arg(const std::map<std::string, std::string>& o, const char* key) const {
   const auto it = o.find(key);
@@ -304,11 +266,7 @@ ScriptResult MarsScript::run(const std::string& text) {
   try {
     for (std::string line; std::getline(in, line);) {
       ++line_no;
-      const size_t hash = line.find('#');
-      if (hash != std::string::npos) line.resize(hash);
-      std::stringstream ws(line);
-      std::vector<std::string> words;
-      for (std::string w; ws >> w;) words.push_back(w);
+      const std::vector<std::string> words = script::words_of(line);
       if (words.empty()) continue;
       if (verbose_) output_ += fmt("%3d  %s\n", line_no, line.c_str());
       if (words[0] == "expect") {

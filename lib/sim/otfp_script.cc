@@ -14,6 +14,7 @@
 
 #include "core/otfp_log.h"
 #include "sim/format.h"
+#include "sim/script_args.h"
 #include "core/otfp_node.h"
 #include "sim/simulator.h"
 
@@ -26,12 +27,11 @@ using core::OtfpValue;
 
 constexpr int64_t kDelayNs = 20'000;  // every frame arrives this long after it left
 
-struct Failure {
-  std::string message;
-};
 
 
-[[noreturn]] void fail(const std::string& why) { throw Failure{why}; }
+using script::Failure;
+using script::fail;
+using script::to_int;
 
 // A value's senders as a scenario writes them: "empty", "2", "0,1,3".
 std::string senders(uint64_t mask) {
@@ -42,12 +42,6 @@ std::string senders(uint64_t mask) {
   return s;
 }
 
-int64_t to_int(const std::string& s, const char* what) {
-  char* end = nullptr;
-  const long long v = std::strtoll(s.c_str(), &end, 10);
-  if (s.empty() || end == s.c_str() || *end != '\0') fail(std::string("not a number for ") + what + ": '" + s + "'");
-  return v;
-}
 
 const std::map<std::string, core::SectionType>& section_names() {
   using T = core::SectionType;
@@ -143,10 +137,12 @@ class Script final : private core::OtfpObserver {
 
   ScriptNode& node(int k);
   OtfpNode& live(int k);
-  std::vector<int> nodes_arg(const std::string& v) const;
+  std::vector<int> nodes_arg(const std::string& v) const { return script::nodes_arg(v, n_); }
   uint64_t senders_arg(const std::string& v) const;
-  int node_arg(const std::string& v) const;
-  static std::map<std::string, std::string> options(const std::vector<std::string>& w, size_t from);
+  int node_arg(const std::string& v) const { return script::node_arg(v, n_); }
+  static std::map<std::string, std::string> options(const std::vector<std::string>& w, size_t from) {
+    return script::options(w, from);
+  }
 
   bool verbose_;
   int n_ = 0;
@@ -165,42 +161,8 @@ class Script final : private core::OtfpObserver {
 
 // --- Arguments ------------------------------------------------------------------------------
 
-std::map<std::string, std::string> Script::options(const std::vector<std::string>& w, size_t from) {
-  std::map<std::string, std::string> o;
-  for (size_t i = from; i < w.size(); ++i) {
-    const size_t eq = w[i].find('=');
-    if (eq == std::string::npos) fail("expected key=value, got '" + w[i] + "'");
-    o[w[i].substr(0, eq)] = w[i].substr(eq + 1);
-  }
-  return o;
-}
 
-int Script::node_arg(const std::string& v) const {
-  const int64_t k = to_int(v, "a node");
-  if (k < 0 || k >= n_) fail("no node " + v + " in this " + std::to_string(n_) + "-node cluster");
-  return static_cast<int>(k);
-}
 
-std::vector<int> Script::nodes_arg(const std::string& v) const {
-  std::vector<int> out;
-  if (v == "all") {
-    for (int k = 0; k < n_; ++k) out.push_back(k);
-    return out;
-  }
-  std::stringstream ss(v);
-  for (std::string part; std::getline(ss, part, ',');) {
-    const size_t dash = part.find('-');
-    if (dash == std::string::npos) {
-      out.push_back(node_arg(part));
-    } else {
-      const int a = node_arg(part.substr(0, dash));
-      const int b = node_arg(part.substr(dash + 1));
-      for (int k = a; k <= b; ++k) out.push_back(k);
-    }
-  }
-  if (out.empty()) fail("no nodes in '" + v + "'");
-  return out;
-}
 
 uint64_t Script::senders_arg(const std::string& v) const {
   if (v == "empty") return 0;
@@ -619,11 +581,7 @@ ScriptResult Script::run(const std::string& text) {
   int line_no = 0;
   for (std::string line; std::getline(in, line);) {
     ++line_no;
-    const size_t hash = line.find('#');
-    if (hash != std::string::npos) line.resize(hash);
-    std::stringstream ws(line);
-    std::vector<std::string> words;
-    for (std::string w; ws >> w;) words.push_back(w);
+    const std::vector<std::string> words = script::words_of(line);
     if (words.empty()) continue;
     try {
       if (verbose_) output_ += fmt("%3d  %s\n", line_no, line.c_str());

@@ -3,8 +3,13 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <optional>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "sim/checker.h"
 #include "sim/simulator.h"
@@ -61,6 +66,23 @@ inline Run run(const Scenario& s) {
   r.sim->run();
   r.report = check(r.sim->schedule(), r.sim->records(), 2 * s.clock_offset_ns_max);
   return r;
+}
+
+// A scenario file's text.
+inline std::string read_file(const std::filesystem::path& p) {
+  std::ifstream f(p);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+// The scenario files (*.txt) of a directory, sorted.
+inline std::vector<std::filesystem::path> scenario_files(const char* dir) {
+  std::vector<std::filesystem::path> files;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    if (e.path().extension() == ".txt") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  return files;
 }
 
 }  // namespace tob::sim::test

@@ -15,20 +15,8 @@ using namespace tob::sim;
 
 namespace {
 
-std::string read(const std::filesystem::path& p) {
-  std::ifstream f(p);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-std::vector<std::filesystem::path> scenario_files() {
-  std::vector<std::filesystem::path> files;
-  for (const auto& e : std::filesystem::directory_iterator(TOB_MARS_TESTDATA))
-    if (e.path().extension() == ".txt") files.push_back(e.path());
-  std::sort(files.begin(), files.end());
-  return files;
-}
+std::string read(const std::filesystem::path& p) { return test::read_file(p); }
+std::vector<std::filesystem::path> scenario_files() { return test::scenario_files(TOB_MARS_TESTDATA); }
 
 // Nodes start together: listen in cycle 0, announce in 1, the membership forms in cycle 2.
 constexpr const char* kCluster = "mars nodes=4 cycles=20\n";

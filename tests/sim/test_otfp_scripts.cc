@@ -16,20 +16,8 @@ using namespace tob::sim;
 
 namespace {
 
-std::string read(const std::filesystem::path& p) {
-  std::ifstream f(p);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-std::vector<std::filesystem::path> scenario_files() {
-  std::vector<std::filesystem::path> files;
-  for (const auto& e : std::filesystem::directory_iterator(TOB_OTFP_TESTDATA))
-    if (e.path().extension() == ".txt") files.push_back(e.path());
-  std::sort(files.begin(), files.end());
-  return files;
-}
+std::string read(const std::filesystem::path& p) { return test::read_file(p); }
+std::vector<std::filesystem::path> scenario_files() { return test::scenario_files(TOB_OTFP_TESTDATA); }
 
 constexpr const char* kCluster = "cluster nodes=4 kappa=2\nrun to 6\nsubmit 1\nrun to 10\n";
 
