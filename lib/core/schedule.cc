@@ -106,6 +106,12 @@ Window Schedule::reception_window(int64_t cycle, NodeId node) const {
   return {transmit_ns(cycle, node) - config_.precision_ns, slot_end_ns(cycle, node)};
 }
 
+int64_t Schedule::stamp_within(int64_t cycle, NodeId node, int64_t after_ns, int64_t polled_ns) const {
+  const Window w = reception_window(cycle, node);
+  if (polled_ns < w.close_ns || w.close_ns <= after_ns + 1 || w.open_ns > polled_ns) return polled_ns;
+  return std::max(after_ns + 1, w.open_ns);
+}
+
 NodeId Schedule::previous_in_order(NodeId node) const {
   const int p = position_[node];
   return order_[static_cast<size_t>((p + node_count_ - 1) % node_count_)];

@@ -72,6 +72,11 @@ class Schedule {
   int64_t transmit_ns(int64_t cycle, NodeId node, int copy = 0) const;
   int64_t slot_end_ns(int64_t cycle, NodeId node) const;
   Window reception_window(int64_t cycle, NodeId node) const;
+  // A frame of (cycle, node) that a receiver found at polled_ns arrived after its poll before,
+  // after_ns. When it looks late (polled after the window closed) but the window was still open
+  // after after_ns, it may have come in time: the earliest instant in the window after after_ns.
+  // Otherwise polled_ns itself (docs/architecture.md "Time and schedule").
+  int64_t stamp_within(int64_t cycle, NodeId node, int64_t after_ns, int64_t polled_ns) const;
 
   // Turn order: nodes sorted by slot offset.
   int position_of(NodeId node) const { return position_[node]; }

@@ -267,3 +267,27 @@ TEST_CASE("schedule errors are typed", "[schedule]") {
   c.precision_ns = c.decision_margin_ns + 1;
   CHECK(code(c) == Errc::bad_precision);
 }
+
+TEST_CASE("a frame polled late after a stall is stamped in its window when it may have come in time", "[schedule]") {
+  // 4 nodes, 1 ms cycle: node 1's slot is [250, 500) us of each cycle, its window opens
+  // precision (slot/20 = 12.5 us) before its transmit instant and closes at the slot's end.
+  using tob::core::Schedule;
+  using tob::core::ScheduleConfig;
+  using tob::core::Window;
+  const Schedule s = Schedule::create(ScheduleConfig::equal_slots(4, 1'000'000)).value();
+  const Window w = s.reception_window(7, 1);
+  const int64_t polled = w.close_ns + 300'000;  // found 300 us after the window closed
+  // The poll before came while the window was open: it may have arrived just after that poll.
+  CHECK(s.stamp_within(7, 1, w.open_ns + 1000, polled) == w.open_ns + 1001);
+  // ... or before the window opened: the earliest instant in the window.
+  CHECK(s.stamp_within(7, 1, w.open_ns - 50'000, polled) == w.open_ns);
+  // The poll before came after the window closed: late for certain.
+  CHECK(s.stamp_within(7, 1, w.close_ns, polled) == polled);
+  CHECK(s.stamp_within(7, 1, w.close_ns - 1, polled) == polled);  // only the close instant itself left
+  // Polled in time, or early (before the window opened): unchanged.
+  CHECK(s.stamp_within(7, 1, w.open_ns - 50'000, w.open_ns + 10) == w.open_ns + 10);
+  CHECK(s.stamp_within(7, 1, w.open_ns - 50'000, w.open_ns - 10) == w.open_ns - 10);
+  // A frame of an earlier cycle found after a stall across the cycle boundary: same rule.
+  const Window w6 = s.reception_window(6, 1);
+  CHECK(s.stamp_within(6, 1, w6.close_ns - 5000, polled) == w6.close_ns - 4999);
+}

@@ -21,14 +21,15 @@ void visit_histogram(const std::string& name, const Histogram& h, StatsVisitor& 
 // Every histogram, in report order.
 constexpr const char* kHistogramNames[] = {"rx_arrival_offset", "tx_error_spin",  "tx_error_sleep",
                                            "tx_error_hybrid",   "tx_error_nic",   "control_delivery_latency",
-                                           "control_turn_lateness"};
+                                           "control_turn_lateness", "rx_poll_gap"};
 constexpr int kHistograms = sizeof kHistogramNames / sizeof kHistogramNames[0];
 static_assert(kTxMethodCount == 4, "one tx.error histogram per concrete TX method");
 
 const Histogram& histogram_at(const StatsSources& s, int i) {
   if (i == 0) return s.rx.arrival_offset;
   if (i <= kTxMethodCount) return s.tx.tx_error[i - 1];
-  return i == kTxMethodCount + 1 ? s.control.delivery_latency : s.control.turn_lateness;
+  if (i == kTxMethodCount + 1) return s.control.delivery_latency;
+  return i == kTxMethodCount + 2 ? s.control.turn_lateness : s.rx.poll_gap;
 }
 
 class JsonWriter final : public StatsVisitor {
@@ -158,6 +159,7 @@ void visit_stats(const StatsSources& s, StatsVisitor& v) {
   v.u64("rx_own_frames", s.rx.own_frames.get());
   v.u64("rx_early", s.rx.early.get());
   v.u64("rx_late", s.rx.late.get());
+  v.u64("rx_late_forgiven", s.rx.late_forgiven.get());
   v.u64("rx_ring_full", s.rx.ring_full.get());
   v.u64("rx_dropped_by_knob", s.rx.dropped_by_knob.get());
 

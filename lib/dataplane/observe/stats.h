@@ -44,10 +44,13 @@ struct RxStats {  // the RX role
   Counter own_frames;
   Counter early;          // before the sender's reception window (timing failure)
   Counter late;           // after it, or for another cycle
+  Counter late_forgiven;  // polled after its window, but the poll before came while it was open
   Counter ring_full;      // the control lcore fell behind: frame dropped (counted as an omission)
   Counter accepted;       // handed to the control lcore
   Counter dropped_by_knob;  // test knob --drop-rx: frames thrown away on purpose
   Histogram arrival_offset;  // rx instant minus the sender's transmit instant (first copy)
+  Histogram poll_gap;        // polls that found frames: the time since the poll before, i.e.
+                             // how early those frames may have arrived (the poll stamp's error)
 };
 
 struct TxStats {  // the TX role

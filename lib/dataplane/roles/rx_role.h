@@ -23,11 +23,14 @@ class RxRole {
   unsigned poll();
 
  private:
-  // True when the frame goes to the control role.
-  bool classify(rte_mbuf* m, int64_t rx_ns, core::FrameView& view);
+  // True when the frame goes to the control role. rx_ns: the poll's instant, moved back into the
+  // sender's reception window when the frame may have arrived in it (stall_forgiveness).
+  bool classify(rte_mbuf* m, int64_t& rx_ns, core::FrameView& view);
+  void forgive_stall(const core::FrameHeader& h, int64_t& rx_ns);
   bool drop_by_knob();  // --drop-rx: lose a good frame on purpose (loss tests)
   DaemonContext& ctx_;
   uint64_t rng_;
+  int64_t last_poll_ns_ = 0;  // the poll before this one (0: none yet)
   // A burst's frames and what becomes of them: built once, not per poll (an RxItem holds a
   // decoded view with default members; 512 of them per poll was most of an idle poll's cost).
   std::array<rte_mbuf*, kBurstMax> burst_{};
