@@ -42,6 +42,8 @@ PUMP_WARM_ITERATIONS = 8
 PUMP_COLD_ITERATIONS = 25
 # Time for deciding whether a schedule meets the master's bound (slot_ilp.schedule_of_size).
 DECIDE_TIME_S = 1.0
+# Node budget of the first exact colouring of a component DSatur could not colour.
+EXACT_FIRST_NODES = 2_000
 
 
 class Deadline:
@@ -95,6 +97,26 @@ def _cliques_over(adj: list[set[int]], comp: list[int], size_min: int) -> list[l
     return [sorted(c) for c in nx.find_cliques(g) if len(c) >= size_min]
 
 
+def settle_component(
+    adj: list[set[int]], members: list[int], slots: int, hint: list[int | None]
+) -> tuple[bool | None, list[int] | None]:
+    """Colours the subgraph induced by `members` with `slots` colours: the exact DSatur branch
+    and bound within EXACT_FIRST_NODES nodes, then Tabucol from `hint`. Returns (True, colouring
+    indexed like members), (False, None) when the exact search proved that none exists, or
+    (None, None) when neither decided."""
+    local = {v: j for j, v in enumerate(members)}
+    sub = [{local[u] for u in adj[v] if u in local} for v in members]
+    ok, exact = exact_colour(sub, slots, nodes_max=EXACT_FIRST_NODES)
+    if ok and exact is not None:
+        return True, exact
+    if ok is False:
+        return False, None
+    tabu = tabu_component(adj, members, slots, hint)
+    if tabu is not None:
+        return True, tabu
+    return None, None
+
+
 def _coloured(num_flows: int, cands: list[Candidate], chosen: list[int], colour: list[int | None]) -> list[Assignment]:
     """The coloured part of a master answer as a schedule."""
     out: list[Assignment] = [None] * num_flows
@@ -135,6 +157,23 @@ def solve_pathsets(
         adj = conflict_graph([cands[ci].arcs for ci in chosen])
         colour = dsatur(adj, slots)
         failed = [v for v, c in enumerate(colour) if c is None]
+        # Where DSatur gave up, settle the component first: an exact colouring within a small
+        # node budget (it also proves most uncolourable ones in a millisecond), then Tabucol. On
+        # about a third of the hard instances the master's paths are colourable after all, and
+        # this is far cheaper than the pump (docs/experiments/scheduler-scalability.md).
+        hard: list[tuple[list[int], bool | None]] = []  # component, exact answer (False or None)
+        if failed:
+            failed_set = set(failed)
+            for members in components(adj, list(range(len(chosen)))):
+                if failed_set.isdisjoint(members):
+                    continue
+                ok, got_colour = settle_component(adj, members, slots, [colour[v] for v in members])
+                if got_colour is not None:
+                    for j, v in enumerate(members):
+                        colour[v] = got_colour[j]
+                else:
+                    hard.append((members, ok))
+            failed = [v for v, c in enumerate(colour) if c is None]
         if failed and pumped_target != upper and best_count < upper:
             # The bound is usually tight here and the hard part is a schedule that meets it;
             # pump again only when cuts have lowered the bound.
@@ -173,17 +212,9 @@ def solve_pathsets(
                     return best, True, upper, notes
         cut_added = False
         unknown = False
-        failed_set = set(failed)
-        for members in components(adj, list(range(len(chosen)))):
-            if failed_set.isdisjoint(members):
-                continue
-            # DSatur gave up in this component: try local search, then clique cuts (cheap),
-            # then colour it exactly or learn its largest colourable part (an ILP).
-            tabu = tabu_component(adj, members, slots, [colour[v] for v in members])
-            if tabu is not None:
-                for j, v in enumerate(members):
-                    colour[v] = tabu[j]
-                continue
+        for members, exact_answer in hard:
+            # Neither the exact colouring's first budget nor Tabucol coloured this component:
+            # clique cuts (cheap), then a non-colourable core, then a longer exact search.
             cliques = _cliques_over(adj, members, slots + 1)
             if cliques:
                 cuts.extend(([chosen[v] for v in c], slots) for c in cliques)
@@ -193,6 +224,9 @@ def solve_pathsets(
             if core is not None:
                 cuts.append(([chosen[v] for v in core], len(core) - 1))
                 cut_added = True
+                continue
+            if exact_answer is False:
+                unknown = True  # proven uncolourable, yet neither a clique nor a core was found
                 continue
             local = {v: j for j, v in enumerate(members)}
             ok, exact = exact_colour([{local[u] for u in adj[v] if u in local} for v in members], slots)
