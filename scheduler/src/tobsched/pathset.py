@@ -42,8 +42,10 @@ PUMP_WARM_ITERATIONS = 8
 PUMP_COLD_ITERATIONS = 25
 # Time for deciding whether a schedule meets the master's bound (slot_ilp.schedule_of_size).
 DECIDE_TIME_S = 1.0
+# The short decision between the two pumps.
+QUICK_DECIDE_S = 0.15
 # Node budget of the first exact colouring of a component DSatur could not colour.
-EXACT_FIRST_NODES = 2_000
+EXACT_FIRST_NODES = 300
 
 
 class Deadline:
@@ -54,14 +56,8 @@ class Deadline:
         return max(0.0, self.end - time.perf_counter())
 
 
-def _master(
-    num_flows: int,
-    cands: list[Candidate],
-    slots: int,
-    cuts: list[tuple[list[int], int]],
-    opts: SolveOptions,
-    start: list[Assignment],
-) -> MipResult:
+def _master_rows(cands: list[Candidate], slots: int, cuts: list[tuple[list[int], int]]) -> RowBuilder:
+    """At most one candidate per flow, at most `slots` chosen paths per directed link, the cuts."""
     rows = RowBuilder()
     by_flow: dict[int, list[int]] = {}
     by_arc: dict[int, list[int]] = {}
@@ -77,6 +73,39 @@ def _master(
             rows.add(members, -np.inf, float(slots))
     for members, bound in cuts:
         rows.add(members, -np.inf, float(bound))
+    return rows
+
+
+def colour_paths(adj: list[set[int]], slots: int) -> tuple[list[int | None], list[tuple[list[int], bool | None]]]:
+    """Colours a conflict graph (of the master's chosen paths) with `slots` colours: DSatur, then
+    settle_component on each component DSatur left partly uncoloured. Returns the colour of each
+    vertex (None where it failed) and the components left uncoloured with the exact search's
+    answer (False: proven uncolourable; None: undecided)."""
+    colour = dsatur(adj, slots)
+    hard: list[tuple[list[int], bool | None]] = []
+    failed = {v for v, c in enumerate(colour) if c is None}
+    if failed:
+        for members in components(adj, list(range(len(adj)))):
+            if failed.isdisjoint(members):
+                continue
+            ok, got = settle_component(adj, members, slots, [colour[v] for v in members])
+            if got is not None:
+                for j, v in enumerate(members):
+                    colour[v] = got[j]
+            else:
+                hard.append((members, ok))
+    return colour, hard
+
+
+def _master(
+    num_flows: int,
+    cands: list[Candidate],
+    slots: int,
+    cuts: list[tuple[list[int], int]],
+    opts: SolveOptions,
+    start: list[Assignment],
+) -> MipResult:
+    rows = _master_rows(cands, slots, cuts)
     x0 = np.zeros(len(cands))
     for asg in start:
         if asg is not None:
@@ -155,25 +184,12 @@ def solve_pathsets(
         upper = bound if upper is None else min(upper, bound)
         chosen = [int(ci) for ci in np.flatnonzero(res.x > 0.5)]
         adj = conflict_graph([cands[ci].arcs for ci in chosen])
-        colour = dsatur(adj, slots)
+        # DSatur, and where it gave up an exact colouring within a small node budget (it also
+        # proves most uncolourable components in a millisecond), then Tabucol. On about a third
+        # of the hard instances the master's paths are colourable after all, and this is far
+        # cheaper than the pump (docs/experiments/scheduler-scalability.md).
+        colour, hard = colour_paths(adj, slots)
         failed = [v for v, c in enumerate(colour) if c is None]
-        # Where DSatur gave up, settle the component first: an exact colouring within a small
-        # node budget (it also proves most uncolourable ones in a millisecond), then Tabucol. On
-        # about a third of the hard instances the master's paths are colourable after all, and
-        # this is far cheaper than the pump (docs/experiments/scheduler-scalability.md).
-        hard: list[tuple[list[int], bool | None]] = []  # component, exact answer (False or None)
-        if failed:
-            failed_set = set(failed)
-            for members in components(adj, list(range(len(chosen)))):
-                if failed_set.isdisjoint(members):
-                    continue
-                ok, got_colour = settle_component(adj, members, slots, [colour[v] for v in members])
-                if got_colour is not None:
-                    for j, v in enumerate(members):
-                        colour[v] = got_colour[j]
-                else:
-                    hard.append((members, ok))
-            failed = [v for v, c in enumerate(colour) if c is None]
         if failed and pumped_target != upper and best_count < upper:
             # The bound is usually tight here and the hard part is a schedule that meets it;
             # pump again only when cuts have lowered the bound.
@@ -189,6 +205,21 @@ def solve_pathsets(
                     best, best_count = got, got_count
                 if best_count >= upper:
                     return best, True, upper, notes
+                if pump_start is not None and QUICK_DECIDE_S > 0:
+                    # A short try at deciding the bound before the cold pump: when the bound is
+                    # above the optimum no pump can meet it, and HiGHS often proves that at the root.
+                    exists, got = schedule_of_size(num_flows, cands, slots, upper,
+                                                   SolveOptions(min(QUICK_DECIDE_S, deadline.left()), 0.0, opts.threads))
+                    notes.append(f"schedule of {upper} flows (short): "
+                                 f"{'found' if exists else 'none' if exists is False else 'undecided'}")
+                    if exists:
+                        return got, True, upper, notes
+                    if exists is False:
+                        upper -= 1
+                        cuts.append((list(range(len(cands))), upper))
+                        if best_count >= upper:
+                            return best, True, upper, notes
+                        break  # the pumps run again for the lower target after the next master
         if failed and not greedy_done:
             greedy_done = True
             got = greedy_assign(num_flows, cands, slots)
