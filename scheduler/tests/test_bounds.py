@@ -113,10 +113,12 @@ def test_each_stage_alone_keeps_counts_bounds_and_proofs_right(monkeypatch: pyte
 
     if stage == "short decision":
         monkeypatch.setattr(pathset, "PUMP_WARM_ITERATIONS", 0)
+        monkeypatch.setattr(pathset, "PUMP_COLD_ITERATIONS", 0)
         monkeypatch.setattr(pathset, "QUICK_DECIDE_S", 30.0)
     elif stage == "cut rounds":
         monkeypatch.setattr(pathset, "PUMP_WARM_ITERATIONS", 0)
         monkeypatch.setattr(pathset, "PUMP_COLD_ITERATIONS", 0)
+        monkeypatch.setattr(pathset, "PUMP_COLD2_ITERATIONS", 0)
         monkeypatch.setattr(pathset, "schedule_of_size", lambda *args: (None, []))
         monkeypatch.setattr(pathset, "greedy_assign", lambda n, cands, slots: [None] * n)
     else:

@@ -39,13 +39,21 @@ from tobsched.slot_ilp import schedule_of_size, solve_slot_ilp
 ROUNDS_MAX = 20
 # Iterations of the pump from the master's colouring and from the LP optimum.
 PUMP_WARM_ITERATIONS = 8
-PUMP_COLD_ITERATIONS = 25
+PUMP_COLD_ITERATIONS = 8
+PUMP_COLD2_ITERATIONS = 17
 # Time for deciding whether a schedule meets the master's bound (slot_ilp.schedule_of_size).
 DECIDE_TIME_S = 1.0
 # The short decision between the two pumps.
 QUICK_DECIDE_S = 0.15
 # Node budget of the first exact colouring of a component DSatur could not colour.
 EXACT_FIRST_NODES = 300
+
+
+# The order of the steps between the master and greedy: (start, iterations, perturbation seed)
+# of each pump, "decide" for the short decision. Read at each solve (tests change the constants).
+def _pumps() -> list[tuple[str, int, int]]:
+    return [("warm", PUMP_WARM_ITERATIONS, 0), ("cold", PUMP_COLD_ITERATIONS, 0), ("decide", 0, 0),
+            ("cold", PUMP_COLD2_ITERATIONS, 1)]
 
 
 class Deadline:
@@ -195,19 +203,14 @@ def solve_pathsets(
             # pump again only when cuts have lowered the bound.
             pumped_target = upper
             coloured = _coloured(num_flows, cands, chosen, colour)
-            # From the master's colouring first, then from the LP optimum (another trajectory).
-            for pump_start, iterations in ((coloured, PUMP_WARM_ITERATIONS), (None, PUMP_COLD_ITERATIONS)):
-                got = feasibility_pump(num_flows, cands, slots, upper, deadline.left(), iterations_max=iterations,
-                                       start=pump_start)
-                got_count = sum(a is not None for a in got)
-                notes.append(f"feasibility pump{'' if pump_start else ' (cold)'}: {got_count} of target {upper}")
-                if got_count > best_count:
-                    best, best_count = got, got_count
-                if best_count >= upper:
-                    return best, True, upper, notes
-                if pump_start is not None and QUICK_DECIDE_S > 0:
-                    # A short try at deciding the bound before the cold pump: when the bound is
-                    # above the optimum no pump can meet it, and HiGHS often proves that at the root.
+            # From the master's colouring first, then from the LP optimum (another trajectory),
+            # then a short decision, then the LP optimum again with another perturbation seed.
+            for pump_start, iterations, seed in _pumps():
+                if pump_start == "decide":
+                    # A short try at deciding the bound: when the bound is above the optimum no
+                    # pump can meet it, and HiGHS often proves that at the root.
+                    if QUICK_DECIDE_S <= 0:
+                        continue
                     exists, got = schedule_of_size(num_flows, cands, slots, upper,
                                                    SolveOptions(min(QUICK_DECIDE_S, deadline.left()), 0.0, opts.threads))
                     notes.append(f"schedule of {upper} flows (short): "
@@ -220,6 +223,16 @@ def solve_pathsets(
                         if best_count >= upper:
                             return best, True, upper, notes
                         break  # the pumps run again for the lower target after the next master
+                    continue
+                got = feasibility_pump(num_flows, cands, slots, upper, deadline.left(), iterations_max=iterations,
+                                       start=coloured if pump_start == "warm" else None, seed=seed)
+                got_count = sum(a is not None for a in got)
+                notes.append(f"feasibility pump ({pump_start}{'' if seed == 0 else f', seed {seed}'}): "
+                             f"{got_count} of target {upper}")
+                if got_count > best_count:
+                    best, best_count = got, got_count
+                if best_count >= upper:
+                    return best, True, upper, notes
         if failed and not greedy_done:
             greedy_done = True
             got = greedy_assign(num_flows, cands, slots)
