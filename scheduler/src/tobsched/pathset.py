@@ -3,17 +3,20 @@
 Master (no slot index, so no slot symmetry): choose at most one candidate path per flow such that
 every directed link carries at most T chosen paths, plus cuts learnt below. It is a relaxation of
 the slot ILP (any schedule gives a master solution with the same number of flows), so its bound is
-a valid upper bound. Then colour the chosen paths with T slots (DSatur). A complete colouring of an
-optimal master solution is optimal: most instances end here, in milliseconds.
-When DSatur fails, the master's bound is usually the optimum and a schedule meeting it is what is
-missing. In order, each stopping as soon as the bound is met: a feasibility pump on the slot LP
-(pump.py) from the master's colouring, the same pump from the LP optimum, greedy, and a short
+a valid upper bound. Then colour the chosen paths with T slots: DSatur, and on each component it
+could not colour an exact DSatur branch and bound with a small node budget, then Tabucol
+(colour_paths). A complete colouring of an optimal master solution is optimal: most instances end
+here, in milliseconds.
+When the colouring fails, the master's bound is usually the optimum and a schedule meeting it is
+what is missing. In order (_pumps), each stopping as soon as the bound is met: a feasibility pump
+on the slot LP (pump.py) from the master's colouring, the same pump from the LP optimum, a short
 slot MIP that decides whether a schedule of the bound's size exists (a proof that none does
-lowers the bound by one).
-Then the rounds: Tabucol and exact colouring of the failed components; a component that cannot be
-coloured gives a cut (each clique of more than T paths a clique cut, else a non-colourable core)
-and the master is solved again. If that does not settle it within ROUNDS_MAX rounds, the
-symmetry-broken slot ILP runs with the master's bound and the best schedule as start.
+lowers the bound by one), the cold pump again with another seed, greedy, the same decision with
+a longer time limit.
+Then the rounds: a component that cannot be coloured gives a cut (each clique of more than T paths
+a clique cut, else a minimal non-colourable core) and the master is solved again. If that does
+not settle it within ROUNDS_MAX rounds, the symmetry-broken slot ILP runs with the master's bound
+and the best schedule as start.
 """
 from __future__ import annotations
 
