@@ -232,6 +232,8 @@ def run(args: argparse.Namespace) -> list[Row]:
         net = network_from_obj(generate(params, flows, slots, seed))
         forms = ["spr", "sfr", "sur", "greedy"]
         rows += measure_instance(study, model, seed, net, forms, args)
+        if args.progress_csv:
+            write_csv(rows, args.progress_csv)  # what is measured so far, should the run be cut short
         bar.step(f"{study} {model} s{seed} {flows}f {slots}T")
     return rows
 
@@ -480,6 +482,7 @@ def main() -> int:
                     help="S/UR is repeated only when its first run took less [s]")
     ap.add_argument("--no-pulp", action="store_true", help="skip PuLP + CBC")
     ap.add_argument("--out-dir", default=OUT_DIR)
+    ap.add_argument("--progress-csv", default="", help="rewrite this CSV after every instance (partial results)")
     args = ap.parse_args()
     args.sizes = [s for s in args.sizes.split(",") if s]
     args.models = [m for m in args.models.split(",") if m]

@@ -3,17 +3,20 @@
 Master (no slot index, so no slot symmetry): choose at most one candidate path per flow such that
 every directed link carries at most T chosen paths, plus cuts learnt below. It is a relaxation of
 the slot ILP (any schedule gives a master solution with the same number of flows), so its bound is
-a valid upper bound. Then colour the chosen paths with T slots (DSatur). A complete colouring of an
-optimal master solution is optimal: most instances end here, in milliseconds.
-When DSatur fails, the master's bound is usually the optimum and a schedule meeting it is what is
-missing. In order, each stopping as soon as the bound is met: a feasibility pump on the slot LP
-(pump.py) from the master's colouring, the same pump from the LP optimum, greedy, and a short
+a valid upper bound. Then colour the chosen paths with T slots: DSatur, and on each component it
+could not colour an exact DSatur branch and bound with a small node budget, then Tabucol
+(colour_paths). A complete colouring of an optimal master solution is optimal: most instances end
+here, in milliseconds.
+When the colouring fails, the master's bound is usually the optimum and a schedule meeting it is
+what is missing. In order (_pumps), each stopping as soon as the bound is met: a feasibility pump
+on the slot LP (pump.py) from the master's colouring, the same pump from the LP optimum, a short
 slot MIP that decides whether a schedule of the bound's size exists (a proof that none does
-lowers the bound by one).
-Then the rounds: Tabucol and exact colouring of the failed components; a component that cannot be
-coloured gives a cut (each clique of more than T paths a clique cut, else a non-colourable core)
-and the master is solved again. If that does not settle it within ROUNDS_MAX rounds, the
-symmetry-broken slot ILP runs with the master's bound and the best schedule as start.
+lowers the bound by one), the cold pump again with another seed, greedy, the same decision with
+a longer time limit.
+Then the rounds: a component that cannot be coloured gives a cut (each clique of more than T paths
+a clique cut, else a minimal non-colourable core) and the master is solved again. If that does
+not settle it within ROUNDS_MAX rounds, the symmetry-broken slot ILP runs with the master's bound
+and the best schedule as start.
 """
 from __future__ import annotations
 
@@ -39,9 +42,21 @@ from tobsched.slot_ilp import schedule_of_size, solve_slot_ilp
 ROUNDS_MAX = 20
 # Iterations of the pump from the master's colouring and from the LP optimum.
 PUMP_WARM_ITERATIONS = 8
-PUMP_COLD_ITERATIONS = 25
+PUMP_COLD_ITERATIONS = 8
+PUMP_COLD2_ITERATIONS = 17
 # Time for deciding whether a schedule meets the master's bound (slot_ilp.schedule_of_size).
 DECIDE_TIME_S = 1.0
+# The short decision between the two pumps.
+QUICK_DECIDE_S = 0.15
+# Node budget of the first exact colouring of a component DSatur could not colour.
+EXACT_FIRST_NODES = 300
+
+
+# The order of the steps between the master and greedy: (start, iterations, perturbation seed)
+# of each pump, "decide" for the short decision. Read at each solve (tests change the constants).
+def _pumps() -> list[tuple[str, int, int]]:
+    return [("warm", PUMP_WARM_ITERATIONS, 0), ("cold", PUMP_COLD_ITERATIONS, 0), ("decide", 0, 0),
+            ("cold", PUMP_COLD2_ITERATIONS, 1)]
 
 
 class Deadline:
@@ -52,14 +67,8 @@ class Deadline:
         return max(0.0, self.end - time.perf_counter())
 
 
-def _master(
-    num_flows: int,
-    cands: list[Candidate],
-    slots: int,
-    cuts: list[tuple[list[int], int]],
-    opts: SolveOptions,
-    start: list[Assignment],
-) -> MipResult:
+def _master_rows(cands: list[Candidate], slots: int, cuts: list[tuple[list[int], int]]) -> RowBuilder:
+    """At most one candidate per flow, at most `slots` chosen paths per directed link, the cuts."""
     rows = RowBuilder()
     by_flow: dict[int, list[int]] = {}
     by_arc: dict[int, list[int]] = {}
@@ -75,6 +84,39 @@ def _master(
             rows.add(members, -np.inf, float(slots))
     for members, bound in cuts:
         rows.add(members, -np.inf, float(bound))
+    return rows
+
+
+def colour_paths(adj: list[set[int]], slots: int) -> tuple[list[int | None], list[tuple[list[int], bool | None]]]:
+    """Colours a conflict graph (of the master's chosen paths) with `slots` colours: DSatur, then
+    settle_component on each component DSatur left partly uncoloured. Returns the colour of each
+    vertex (None where it failed) and the components left uncoloured with the exact search's
+    answer (False: proven uncolourable; None: undecided)."""
+    colour = dsatur(adj, slots)
+    hard: list[tuple[list[int], bool | None]] = []
+    failed = {v for v, c in enumerate(colour) if c is None}
+    if failed:
+        for members in components(adj, list(range(len(adj)))):
+            if failed.isdisjoint(members):
+                continue
+            ok, got = settle_component(adj, members, slots, [colour[v] for v in members])
+            if got is not None:
+                for j, v in enumerate(members):
+                    colour[v] = got[j]
+            else:
+                hard.append((members, ok))
+    return colour, hard
+
+
+def _master(
+    num_flows: int,
+    cands: list[Candidate],
+    slots: int,
+    cuts: list[tuple[list[int], int]],
+    opts: SolveOptions,
+    start: list[Assignment],
+) -> MipResult:
+    rows = _master_rows(cands, slots, cuts)
     x0 = np.zeros(len(cands))
     for asg in start:
         if asg is not None:
@@ -93,6 +135,26 @@ def _cliques_over(adj: list[set[int]], comp: list[int], size_min: int) -> list[l
             if u < v:
                 g.add_edge(u, v)
     return [sorted(c) for c in nx.find_cliques(g) if len(c) >= size_min]
+
+
+def settle_component(
+    adj: list[set[int]], members: list[int], slots: int, hint: list[int | None]
+) -> tuple[bool | None, list[int] | None]:
+    """Colours the subgraph induced by `members` with `slots` colours: the exact DSatur branch
+    and bound within EXACT_FIRST_NODES nodes, then Tabucol from `hint`. Returns (True, colouring
+    indexed like members), (False, None) when the exact search proved that none exists, or
+    (None, None) when neither decided."""
+    local = {v: j for j, v in enumerate(members)}
+    sub = [{local[u] for u in adj[v] if u in local} for v in members]
+    ok, exact = exact_colour(sub, slots, nodes_max=EXACT_FIRST_NODES)
+    if ok and exact is not None:
+        return True, exact
+    if ok is False:
+        return False, None
+    tabu = tabu_component(adj, members, slots, hint)
+    if tabu is not None:
+        return True, tabu
+    return None, None
 
 
 def _coloured(num_flows: int, cands: list[Candidate], chosen: list[int], colour: list[int | None]) -> list[Assignment]:
@@ -133,19 +195,43 @@ def solve_pathsets(
         upper = bound if upper is None else min(upper, bound)
         chosen = [int(ci) for ci in np.flatnonzero(res.x > 0.5)]
         adj = conflict_graph([cands[ci].arcs for ci in chosen])
-        colour = dsatur(adj, slots)
+        # DSatur, and where it gave up an exact colouring within a small node budget (it also
+        # proves most uncolourable components in a millisecond), then Tabucol. On about a third
+        # of the hard instances the master's paths are colourable after all, and this is far
+        # cheaper than the pump (docs/experiments/scheduler-scalability.md).
+        colour, hard = colour_paths(adj, slots)
         failed = [v for v, c in enumerate(colour) if c is None]
         if failed and pumped_target != upper and best_count < upper:
             # The bound is usually tight here and the hard part is a schedule that meets it;
             # pump again only when cuts have lowered the bound.
             pumped_target = upper
             coloured = _coloured(num_flows, cands, chosen, colour)
-            # From the master's colouring first, then from the LP optimum (another trajectory).
-            for pump_start, iterations in ((coloured, PUMP_WARM_ITERATIONS), (None, PUMP_COLD_ITERATIONS)):
+            # From the master's colouring first, then from the LP optimum (another trajectory),
+            # then a short decision, then the LP optimum again with another perturbation seed.
+            for pump_start, iterations, seed in _pumps():
+                if pump_start == "decide":
+                    # A short try at deciding the bound: when the bound is above the optimum no
+                    # pump can meet it, and HiGHS often proves that at the root.
+                    if QUICK_DECIDE_S <= 0:
+                        continue
+                    exists, got = schedule_of_size(num_flows, cands, slots, upper,
+                                                   SolveOptions(min(QUICK_DECIDE_S, deadline.left()), 0.0, opts.threads))
+                    notes.append(f"schedule of {upper} flows (short): "
+                                 f"{'found' if exists else 'none' if exists is False else 'undecided'}")
+                    if exists:
+                        return got, True, upper, notes
+                    if exists is False:
+                        upper -= 1
+                        cuts.append((list(range(len(cands))), upper))
+                        if best_count >= upper:
+                            return best, True, upper, notes
+                        break  # the pumps run again for the lower target after the next master
+                    continue
                 got = feasibility_pump(num_flows, cands, slots, upper, deadline.left(), iterations_max=iterations,
-                                       start=pump_start)
+                                       start=coloured if pump_start == "warm" else None, seed=seed)
                 got_count = sum(a is not None for a in got)
-                notes.append(f"feasibility pump{'' if pump_start else ' (cold)'}: {got_count} of target {upper}")
+                notes.append(f"feasibility pump ({pump_start}{'' if seed == 0 else f', seed {seed}'}): "
+                             f"{got_count} of target {upper}")
                 if got_count > best_count:
                     best, best_count = got, got_count
                 if best_count >= upper:
@@ -173,17 +259,9 @@ def solve_pathsets(
                     return best, True, upper, notes
         cut_added = False
         unknown = False
-        failed_set = set(failed)
-        for members in components(adj, list(range(len(chosen)))):
-            if failed_set.isdisjoint(members):
-                continue
-            # DSatur gave up in this component: try local search, then clique cuts (cheap),
-            # then colour it exactly or learn its largest colourable part (an ILP).
-            tabu = tabu_component(adj, members, slots, [colour[v] for v in members])
-            if tabu is not None:
-                for j, v in enumerate(members):
-                    colour[v] = tabu[j]
-                continue
+        for members, exact_answer in hard:
+            # Neither the exact colouring's first budget nor Tabucol coloured this component:
+            # clique cuts (cheap), then a non-colourable core, then a longer exact search.
             cliques = _cliques_over(adj, members, slots + 1)
             if cliques:
                 cuts.extend(([chosen[v] for v in c], slots) for c in cliques)
@@ -193,6 +271,9 @@ def solve_pathsets(
             if core is not None:
                 cuts.append(([chosen[v] for v in core], len(core) - 1))
                 cut_added = True
+                continue
+            if exact_answer is False:
+                unknown = True  # proven uncolourable, yet neither a clique nor a core was found
                 continue
             local = {v: j for j, v in enumerate(members)}
             ok, exact = exact_colour([{local[u] for u in adj[v] if u in local} for v in members], slots)
