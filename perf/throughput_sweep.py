@@ -139,8 +139,8 @@ def main() -> int:
         ap.error(f"--sizes: not a list of integers: {args.sizes!r}")
     if args.frame_bytes and not 64 <= args.frame_bytes <= 9000:
         ap.error("--frame-bytes: 64..9000")
-    if args.batch_msgs and not 1 <= args.batch_msgs <= 4096:
-        ap.error("--batch-msgs: 1..4096")
+    if args.batch_msgs and not 1 <= args.batch_msgs <= 16384:
+        ap.error("--batch-msgs: 1..16384 ([limits] batch_msgs)")
     if not 0 <= args.rate_mbps <= 400_000:
         ap.error("--rate-mbps: 0..400000")
     if any(not 24 <= x <= 1024 for x in args.size_list):

@@ -91,7 +91,8 @@ Result<bool> NodeConfig::validate() const {
   if (queue_msgs_max == 0) return Error{"queue must hold at least one message"};
   if (queue_bytes_max < payload_bytes_max)
     return Error{"queue bytes must be at least the maximum payload"};
-  if (batch_msgs_max == 0 || batch_msgs_max > 4096) return Error{"batch size must be 1..4096 messages"};
+  if (batch_msgs_max == 0 || batch_msgs_max > kBatchMsgsMax)
+    return Error{"batch size must be 1.." + std::to_string(kBatchMsgsMax) + " messages"};
   if (two_member_wait_cycles < 1) return Error{"two-member wait must be at least one cycle"};
   if (rejoin_silence_cycles < 2)
     return Error{"rejoin silence must be at least two cycles (seed 000 §5.3.2)"};

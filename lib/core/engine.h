@@ -29,6 +29,10 @@
 
 namespace tob::core {
 
+// Messages one slot carries at most ([limits] batch_msgs): a delivery's seq numbers them within
+// their turn (65536 per turn, include/tob.h), and otfp's exactly-once window spans four batches.
+inline constexpr size_t kBatchMsgsMax = 16384;
+
 struct NodeConfig {
   ScheduleConfig schedule;
   uint16_t cluster_id = 1;

@@ -232,7 +232,7 @@ TEST_CASE("an override that makes the configuration invalid names the key and th
   CHECK(m.find("(from --set cluster.name=no spaces)") != std::string::npos);
 
   m = override_error(kGood, {{"limits.batch_msgs", "0"}});  // added section, bad value
-  CHECK(m.find("[limits] batch_msgs: '0' is outside [1, 4096] (from --set limits.batch_msgs=0)") != std::string::npos);
+  CHECK(m.find("[limits] batch_msgs: '0' is outside [1, 16384] (from --set limits.batch_msgs=0)") != std::string::npos);
 
   m = override_error(kGood, {{"timing.clock", "gps"}});
   CHECK(m.find("[timing] clock: 'gps'") != std::string::npos);

@@ -89,9 +89,9 @@ TEST_CASE("node config rejects bad payload, queue and batch limits", "[node_conf
   expect_error(c, "queue bytes must be at least the maximum payload");
   c = default_config();
   c.batch_msgs_max = 0;
-  expect_error(c, "batch size must be 1..4096");
-  c.batch_msgs_max = 4097;
-  expect_error(c, "batch size must be 1..4096");
+  expect_error(c, "batch size must be 1..16384");
+  c.batch_msgs_max = 16385;
+  expect_error(c, "batch size must be 1..16384");
 }
 
 TEST_CASE("node config rejects bad membership timing knobs", "[node_config]") {

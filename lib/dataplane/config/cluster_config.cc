@@ -360,7 +360,7 @@ core::Result<ClusterConfig> load_cluster_config(const std::string& path, const O
   const int64_t bm_d = static_cast<int64_t>(n.batch_msgs_max);
   TRY_INT(frame, "limits", "frame_bytes", 64, 9000, &frame_d);
   TRY_INT(payload, "limits", "payload_bytes", 1, 65535, &payload_d);
-  TRY_INT(bmsgs, "limits", "batch_msgs", 1, 4096, &bm_d);
+  TRY_INT(bmsgs, "limits", "batch_msgs", 1, static_cast<int64_t>(core::kBatchMsgsMax), &bm_d);
   // mars holds a batch queued until it is decided a cycle later: a queue of four batches keeps a
   // node from stalling on its own backlog (the defaults, 4096 messages and 1 MiB, unless a larger
   // batch_msgs asks for more).
