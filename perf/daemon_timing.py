@@ -7,7 +7,10 @@
       (--tx-method spin,sleep,hybrid) with the poll idle policy, alone on the last CPU; the other
       three nodes run idle on CPU 0 (no messages, --idle sleep). --node0 sleep-rt runs node 0
       with --idle sleep --rt-priority 20 instead. --load stress adds `stress-ng --cpu 2`.
-      Also reports the one-way arrival offset seen by the other nodes.
+      Also reports the one-way arrival offset seen by the other nodes. Then, in the same run, the
+      bare TSC deadline loop (perf/tsc_deadline.cc: sleep to 100 us before each deadline, spin
+      on the TSC) on node 0's CPU with node 0's period and policy, for --bare-seconds, and the
+      ratio of node 0's spin p99 to the loop's (issue 17: within 1.5x); --bare-seconds 0 skips it.
 
   daemon_timing.py slot-search --method M [--slots-us L1,L2,...] [--seconds S] [--out DIR]
       The seed 000 experiment of Fig. 7.2 on this machine: a 4-node cluster (all nodes
@@ -54,6 +57,23 @@ def progress(text: str) -> None:
     print(f"\r{text:<100}", end="", flush=True)
 
 
+def bare_loop(cpu: int, args: argparse.Namespace) -> dict:
+    """perf/tsc_deadline.cc on node 0's CPU with node 0's period (one turn per cycle) and policy."""
+    build = Path(os.environ.get("TOB_BUILD_DIR", REPO / "build"))
+    cmd = [str(build / "perf/tsc-deadline"), "--cpu", str(cpu), "--seconds", str(args.bare_seconds),
+           "--period-ns", str(args.cycle_ns),
+           # node 0 polls (spins between instants) or sleeps to --tx-lead-us (100) before them
+           "--lead-ns", str(args.cycle_ns) if args.node0 == "poll" else "100000"]
+    if args.node0 == "sleep-rt":
+        cmd += ["--rt", "20"]
+    progress(f"bare TSC deadline loop on CPU {cpu}: {args.bare_seconds} s")
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.bare_seconds + 60)
+    print()
+    if p.returncode != 0:
+        raise SystemExit(f"tsc-deadline failed: {p.stderr.strip()}")
+    return json.loads(p.stdout)
+
+
 def tx_error(args: argparse.Namespace) -> int:
     run = Path("/tmp/dpdk-tob-perf")
     env = base_env(run, args.cycle_ns)
@@ -84,6 +104,8 @@ def tx_error(args: argparse.Namespace) -> int:
             rows.append({"load": args.load, "node0": args.node0, "method": method, **h})
         arrivals = [telemetry(k, "/tob/histogram,rx_arrival_offset") for k in range(1, NODES)]
         s0 = telemetry(0, "/tob/stats")
+        cluster(env, "down")
+        bare = bare_loop(last_cpu, args) if args.bare_seconds > 0 else None
     finally:
         if stress is not None:
             stress.terminate()
@@ -95,7 +117,18 @@ def tx_error(args: argparse.Namespace) -> int:
     for r in rows:
         print(f"{r['method']:<8} {r['count']:>7} {r['p50_ns'] / 1e3:8.2f} {r['p99_ns'] / 1e3:8.2f}"
               f" {r['p999_ns'] / 1e3:8.2f} {r['max_ns'] / 1e3:9.2f}")
-    print(f"node 0: tx late (beyond precision) {s0['tx_late']}, missed {s0['tx_missed']}")
+    print(f"node 0: tx late (beyond precision) {s0['tx_late']}, missed {s0['tx_missed']}, largest gap between "
+          f"two TSC reads in a spin {s0.get('tx_spin_gap_max_ns', 0) / 1e3:.1f} us")
+    if bare is not None:
+        rows.append({"load": args.load, "node0": args.node0, "method": "bare-loop", "count": bare["count"],
+                     "p50_ns": bare["p50_ns"], "p99_ns": bare["p99_ns"], "p999_ns": bare["p999_ns"],
+                     "max_ns": bare["max_ns"]})
+        print(f"{'bare':<8} {bare['count']:>7} {bare['p50_ns'] / 1e3:8.2f} {bare['p99_ns'] / 1e3:8.2f}"
+              f" {bare['p999_ns'] / 1e3:8.2f} {bare['max_ns'] / 1e3:9.2f}   (perf/tsc_deadline.cc on CPU {last_cpu}, "
+              f"largest gap in a spin {bare['gap_max_ns'] / 1e3:.1f} us, {bare['gaps_over_1us']} gaps over 1 us)")
+        spin = next(r for r in rows if r["method"] == "spin")
+        if bare["p99_ns"] > 0:
+            print(f"spin p99 / bare loop p99: {spin['p99_ns'] / bare['p99_ns']:.2f} x (issue 17's target: at most 1.5 x)")
     for k, a in enumerate(arrivals, 1):
         print(f"arrival offset at node {k} (one-way + polling, all senders): p50 {a['p50_ns'] / 1e3:.1f} "
               f"p99 {a['p99_ns'] / 1e3:.1f} p99.9 {a['p999_ns'] / 1e3:.1f} max {a['max_ns'] / 1e3:.1f} us")
@@ -177,6 +210,8 @@ def main() -> int:
     t.add_argument("--seconds", type=int, default=120)
     t.add_argument("--cycle-ns", type=int, default=20_000_000)
     t.add_argument("--load", choices=["none", "stress"], default="none")
+    t.add_argument("--bare-seconds", type=int, default=30,
+                   help="the bare TSC deadline loop's run after the cluster's (0: skip it)")
     t.add_argument("--node0", choices=["poll", "sleep-rt"], default="poll",
                    help="node 0's loop: poll (SCHED_OTHER, alone on its CPU) or sleep-rt (--idle sleep, SCHED_FIFO 20)")
     t.add_argument("--out", default=str(REPO / "docs/experiments"))

@@ -65,6 +65,7 @@ struct TxStats {  // the TX role
   Counter log_late;       // otfp: frames not sent: the log was not durable before the slot ended
   Counter ic_frames;      // IC round data frames sent (also in frames)
   Counter ic_lag_max_us;  // largest lag of an IC frame behind its instant (they queue in the slot)
+  Counter spin_gap_max_ns;  // largest gap between two TSC reads inside a spin (the vCPU was away)
   Histogram tx_error[kTxMethodCount];  // TSC at the tx_burst call minus the slot instant
 };
 

@@ -40,8 +40,16 @@ void TxRole::wait_until(uint64_t deadline_tsc, TxMethod method) const {
     while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &abs, nullptr) == EINTR) {
     }
   };
-  const auto spin_until = [](uint64_t until_tsc) {
-    while (__rdtsc() < until_tsc) _mm_pause();
+  // The spin also keeps the largest gap between two consecutive TSC reads in it: time the vCPU
+  // or the loop was away (an interrupt, the hypervisor), the usual cause of a late frame.
+  const auto spin_until = [this](uint64_t until_tsc) {
+    uint64_t prev = __rdtsc(), gap_max = 0;
+    for (uint64_t t = prev; t < until_tsc; prev = t) {
+      _mm_pause();
+      t = __rdtsc();
+      gap_max = std::max(gap_max, t - prev);
+    }
+    ctx_.tx.spin_gap_max_ns.raise_to(static_cast<uint64_t>(static_cast<double>(gap_max) * ns_per_tick_));
   };
   switch (method) {
     case TxMethod::spin: spin_until(deadline_tsc); break;
@@ -57,7 +65,9 @@ void TxRole::wait_until(uint64_t deadline_tsc, TxMethod method) const {
 
 // The head, at its instant, and every frame queued behind it that is due by then (the other
 // segments of a copy, IC frames that queue after the copies), in one rte_eth_tx_burst: on
-// af_packet that is one system call for the burst instead of one per frame.
+// af_packet that is one system call for the burst instead of one per frame. The burst is gathered
+// before the wait, so that nothing but the call itself lies between the instant and the send
+// (tx_error: the TSC at the call minus the instant).
 unsigned TxRole::send_head() {
   TxStats& st = ctx_.tx;
   const auto method = static_cast<TxMethod>(head_.method);
@@ -68,23 +78,26 @@ unsigned TxRole::send_head() {
     have_head_ = false;
     return 1;
   }
-  if (timed && method == TxMethod::nic) {
-    stamp_launch(head_.mbuf, deadline_tsc_);
-  } else if (timed) {
-    wait_until(deadline_tsc_, method);
-  }
-  const uint64_t due_tsc = std::max<uint64_t>(deadline_tsc_, __rdtsc());
-  burst_[0] = {head_, deadline_tsc_, head_.mbuf->pkt_len};
+  const uint64_t instant_tsc = deadline_tsc_;
+  const uint64_t due_tsc = std::max<uint64_t>(instant_tsc, __rdtsc());
+  burst_[0] = {head_, instant_tsc, head_.mbuf->pkt_len};
+  burst_mbufs_[0] = head_.mbuf;
   unsigned n = 1;
   have_head_ = false;
   while (n < kBurstMax && load_head()) {
-    // Next in the burst only what may leave now exactly as it would alone.
+    // Next in the burst only what may leave then exactly as it would alone.
     if (deadline_tsc_ > due_tsc || head_.method != burst_[0].item.method) break;
     if (ctx_.log != nullptr && ctx_.log->durable() < head_.log_offset) break;
     if (timed && ctx_.clock.to_ns(due_tsc) >= head_.close_ns) break;
     if (timed && method == TxMethod::nic) stamp_launch(head_.mbuf, deadline_tsc_);
+    burst_mbufs_[n] = head_.mbuf;
     burst_[n++] = {head_, deadline_tsc_, head_.mbuf->pkt_len};
     have_head_ = false;
+  }
+  if (timed && method == TxMethod::nic) {
+    stamp_launch(burst_[0].item.mbuf, instant_tsc);
+  } else if (timed) {
+    wait_until(instant_tsc, method);
   }
   transmit_burst(n, timed && method != TxMethod::nic);
   return n;
@@ -98,8 +111,7 @@ void TxRole::stamp_launch(rte_mbuf* m, uint64_t deadline_tsc) {
 
 void TxRole::transmit_burst(unsigned n, bool record_error) {
   TxStats& st = ctx_.tx;
-  rte_mbuf* mbufs[kBurstMax];
-  for (unsigned i = 0; i < n; ++i) mbufs[i] = burst_[i].item.mbuf;
+  rte_mbuf** mbufs = burst_mbufs_;  // filled as the burst was gathered
   unsigned sent = 0;
   for (int attempt = 0; attempt < kSendRetries && sent < n; ++attempt) {
     const uint64_t call_tsc = __rdtsc();

@@ -44,6 +44,7 @@ class TxRole {
   uint64_t hybrid_ticks_ = 0;
   double ns_per_tick_ = 1;
   Pending burst_[kBurstMax];
+  rte_mbuf* burst_mbufs_[kBurstMax];  // the same frames, ready for rte_eth_tx_burst
 };
 
 }  // namespace tob::dataplane
