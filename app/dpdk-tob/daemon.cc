@@ -277,11 +277,9 @@ int Daemon::pick_tx_methods() {
   const PortInfo& pi = *port_info_;
   const bool can_launch = pi.launch_time && pi.read_clock;
   for (size_t i = 0; i < opt_.tx_methods.size(); ++i) {
-    // auto: launch time when the port offers it, else the profile's software method, else spin.
-    TxMethod r = opt_.tx_methods[i];
-    if (r == TxMethod::automatic && can_launch) r = TxMethod::nic;
-    if (r == TxMethod::automatic && profile_->tx_method != TxMethod::nic) r = profile_->tx_method;
-    if (r == TxMethod::automatic) r = TxMethod::spin;
+    // auto: launch time when the port offers it, else the profile's software method (hybrid for
+    // spin when cores are shared), else spin.
+    TxMethod r = resolve_tx_method(opt_.tx_methods[i], can_launch, profile_->tx_method, opt_.idle);
     if (r == TxMethod::nic && !can_launch)
       return fail_started(kExitUsage, "--tx-method nic: port " + std::to_string(opt_.port_id) + " (" + pi.driver + ") " +
                                           (pi.launch_time ? "cannot read its clock (rte_eth_read_clock)"

@@ -405,3 +405,18 @@ TEST_CASE("option numbers with a leading zero are decimal") {
   CHECK(parse_ok({"--config", "c.ini", "--node-id", "010"}).node_id == 10);
   CHECK(parse_ok(with_required({"--port", "0x10"})).port_id == 16);
 }
+
+TEST_CASE("--tx-method auto: launch time if the port can, else the profile's, hybrid for spin when cores are shared") {
+  using tob::dataplane::IdlePolicy;
+  using tob::dataplane::resolve_tx_method;
+  using tob::dataplane::TxMethod;
+  CHECK(resolve_tx_method(TxMethod::automatic, true, TxMethod::spin, IdlePolicy::sleep) == TxMethod::nic);
+  CHECK(resolve_tx_method(TxMethod::automatic, false, TxMethod::spin, IdlePolicy::poll) == TxMethod::spin);
+  CHECK(resolve_tx_method(TxMethod::automatic, false, TxMethod::spin, IdlePolicy::sleep) == TxMethod::hybrid);
+  CHECK(resolve_tx_method(TxMethod::automatic, false, TxMethod::sleep, IdlePolicy::sleep) == TxMethod::sleep);
+  CHECK(resolve_tx_method(TxMethod::automatic, false, TxMethod::nic, IdlePolicy::poll) == TxMethod::spin);
+  CHECK(resolve_tx_method(TxMethod::automatic, false, TxMethod::automatic, IdlePolicy::sleep) == TxMethod::hybrid);
+  // A method asked for by name is kept, whatever the idle policy.
+  CHECK(resolve_tx_method(TxMethod::spin, false, TxMethod::sleep, IdlePolicy::sleep) == TxMethod::spin);
+  CHECK(resolve_tx_method(TxMethod::nic, false, TxMethod::spin, IdlePolicy::poll) == TxMethod::nic);
+}

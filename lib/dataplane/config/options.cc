@@ -24,6 +24,14 @@ const char* to_string(TxMethod m) {
 
 const char* to_string(Transport t) { return t == Transport::tdma ? "tdma" : "best-effort"; }
 
+TxMethod resolve_tx_method(TxMethod requested, bool can_launch, TxMethod profile_method, IdlePolicy idle) {
+  if (requested != TxMethod::automatic) return requested;
+  if (can_launch) return TxMethod::nic;
+  TxMethod r = profile_method != TxMethod::nic ? profile_method : TxMethod::automatic;
+  if (r == TxMethod::automatic) r = TxMethod::spin;
+  return r == TxMethod::spin && idle == IdlePolicy::sleep ? TxMethod::hybrid : r;
+}
+
 std::optional<TxMethod> parse_tx_method(const std::string& s) {
   for (TxMethod m : {TxMethod::spin, TxMethod::sleep, TxMethod::hybrid, TxMethod::nic, TxMethod::automatic})
     if (s == to_string(m)) return m;
@@ -145,7 +153,7 @@ const std::vector<Option>& options() {
       {"--tx-method", "M[,M...]",
        "how a frame waits for its slot instant: spin (TSC busy wait), sleep (clock_nanosleep, the seed 000 "
        "prototype), hybrid (sleep, then spin the last --hybrid-margin-us), nic (launch-time offload), auto "
-       "(nic when the port offers it, else spin; default). A list rotates per own turn, to compare methods "
+       "(nic when the port offers it, else the port profile's method, hybrid for spin with --idle sleep; default). A list rotates per own turn, to compare methods "
        "side by side in one run",
        [](DaemonOptions& o, const std::string& v) -> std::optional<std::string> {
          o.tx_methods.clear();

@@ -27,6 +27,11 @@ const char* to_string(IdlePolicy p);
 const char* to_string(TxMethod m);
 const char* to_string(Transport t);
 std::optional<TxMethod> parse_tx_method(const std::string& s);
+// What --tx-method auto becomes (and any other method unchanged): launch time when the port can,
+// else the profile's software method, else spin; and hybrid instead of spin when the loop sleeps
+// (--idle sleep: cores shared with other daemons), so that a sender spins only the last
+// --hybrid-margin-us before its instant instead of from --tx-lead-us.
+TxMethod resolve_tx_method(TxMethod requested, bool can_launch, TxMethod profile_method, IdlePolicy idle);
 
 struct DaemonOptions {
   std::string config_path;
