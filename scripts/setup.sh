@@ -7,6 +7,7 @@ packages=(
   build-essential g++ pkg-config meson ninja-build
   dpdk dpdk-dev libdpdk-dev
   libbsd-dev libnuma-dev
+  libssl-dev libsodium-dev
   linuxptp
   catch2 libbenchmark-dev
   clang libclang-rt-14-dev
