@@ -118,7 +118,6 @@ void ClientHub::record(const core::Delivery& d) {
   // Bytes before end - capacity are overwritten: a client still holding one is told first.
   if (end > writer_.capacity() && end - writer_.capacity() > guard_) overrun_before(end - writer_.capacity());
   writer_.write(r, d.payload.data());
-  deliveries_.store(writer_.count(), std::memory_order_relaxed);
 }
 
 // Marks every active client whose cursor lies before keep_from as overrun, before the bytes it

@@ -58,7 +58,10 @@ class ClientHub {
   // Control lcore only; no allocation, no blocking. record() writes, publish() makes everything
   // recorded so far visible to the clients (once per burst).
   void record(const core::Delivery& d);
-  void publish() { shm_->dlv_end.store(writer_.end(), std::memory_order_release); }
+  void publish() {
+    shm_->dlv_end.store(writer_.end(), std::memory_order_release);
+    deliveries_.store(writer_.count(), std::memory_order_relaxed);  // for stats(), once per burst
+  }
   // Answers claims and departures, updates each client's pending count and lagging flag.
   // Returns the slots it changed.
   unsigned serve();
@@ -72,7 +75,6 @@ class ClientHub {
   const Shm& shm() const { return *shm_; }
   Shm* shared() { return shm_; }
   HubStats stats() const;
-  uint64_t head() const { return deliveries_.load(std::memory_order_relaxed); }
 
  private:
   ClientHub() = default;

@@ -3,8 +3,6 @@
 #include <rte_ethdev.h>
 #include <x86intrin.h>
 
-#include <algorithm>
-
 #include "core/wire.h"
 
 namespace tob::dataplane {
@@ -45,23 +43,6 @@ unsigned RxRole::poll() {
   last_poll_ns_ = rx_ns;
   ctx_.rx_watermark_tsc.store(now_tsc, std::memory_order_release);
   return n;
-}
-
-// A frame polled at rx_ns arrived somewhere after the poll before (last_poll_ns_): when this
-// lcore stalled (the hypervisor took its vCPU, or the loop slept through a window), the poll
-// stamp alone would accuse a sender whose frame came in time. If the frame's reception window
-// was still open after the poll before, it may have arrived in it: it is stamped at the earliest
-// instant it can have arrived in the window, and not counted as late (docs/architecture.md
-// "Time and schedule"). A frame the poll before would have found in time is late for certain.
-void RxRole::forgive_stall(const core::FrameHeader& h, int64_t& rx_ns) {
-  if (last_poll_ns_ == 0) return;
-  const core::Schedule& sched = *ctx_.schedule;
-  const int64_t cycle = sched.cycle_of(rx_ns);
-  if (cycle < 0 || h.cycle > static_cast<uint64_t>(cycle)) return;
-  const int64_t stamp = sched.stamp_within(static_cast<int64_t>(h.cycle), h.sender, last_poll_ns_, rx_ns);
-  if (stamp == rx_ns) return;
-  rx_ns = stamp;
-  ctx_.rx.late_forgiven.add();
 }
 
 bool RxRole::drop_by_knob() {
@@ -116,8 +97,18 @@ bool RxRole::classify(rte_mbuf* m, int64_t& rx_ns, core::FrameView& view) {
   // The sender's reception window (seed 000 §6.2, docs/architecture.md "Time and schedule"):
   // outside it is a timing failure. A window lies inside its cycle, so the frame's cycle must be
   // the current one.
-  if (h.cycle <= static_cast<uint64_t>(INT64_MAX / 4)) forgive_stall(h, rx_ns);
-  const int64_t cycle = sched.cycle_of(rx_ns);
+  int64_t cycle = sched.cycle_of(rx_ns);
+  if (last_poll_ns_ != 0 && cycle >= 0 && h.cycle <= static_cast<uint64_t>(cycle)) {
+    // The frame arrived somewhere after the poll before: when this lcore stalled (the
+    // hypervisor took its vCPU, or it slept through a window) it may have come in time, and is
+    // then stamped in its window instead of accusing its sender (Schedule::stamp_within).
+    const int64_t stamp = sched.stamp_within(static_cast<int64_t>(h.cycle), h.sender, last_poll_ns_, rx_ns);
+    if (stamp != rx_ns) {
+      rx_ns = stamp;
+      cycle = static_cast<int64_t>(h.cycle);
+      st.late_forgiven.add();
+    }
+  }
   if (h.cycle != static_cast<uint64_t>(cycle)) {
     (h.cycle > static_cast<uint64_t>(cycle) ? st.early : st.late).add();
     if (!ctx_.lenient_windows) return false;

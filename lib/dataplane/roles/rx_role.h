@@ -24,9 +24,8 @@ class RxRole {
 
  private:
   // True when the frame goes to the control role. rx_ns: the poll's instant, moved back into the
-  // sender's reception window when the frame may have arrived in it (stall_forgiveness).
+  // sender's reception window when the frame may have arrived in it after the poll before.
   bool classify(rte_mbuf* m, int64_t& rx_ns, core::FrameView& view);
-  void forgive_stall(const core::FrameHeader& h, int64_t& rx_ns);
   bool drop_by_knob();  // --drop-rx: lose a good frame on purpose (loss tests)
   DaemonContext& ctx_;
   uint64_t rng_;

@@ -95,7 +95,6 @@ class DeliveryRingWriter {
   uint64_t oldest() const { return oldest_; }
   uint64_t count() const { return count_; }  // records written
   uint64_t capacity() const { return capacity_; }
-  const uint8_t* base() const { return base_; }
 
  private:
   void forget_before(uint64_t keep_from) {
@@ -110,7 +109,6 @@ class DeliveryRingWriter {
       oldest_ = next_delivery_pos(at, r);
       ++oldest_index_;
     }
-    if (oldest_ > end_) oldest_ = end_;
   }
 
   uint8_t* base_ = nullptr;

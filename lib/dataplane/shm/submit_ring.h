@@ -58,8 +58,6 @@ class SubmitRingProducer {
     return true;
   }
   void publish() { shared_->tail.store(tail_, std::memory_order_release); }
-  // Bytes written and not yet taken by the consumer (as last seen).
-  uint64_t backlog() const { return tail_ - head_; }
 
  private:
   uint8_t* base_ = nullptr;

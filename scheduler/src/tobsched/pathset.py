@@ -185,6 +185,19 @@ def solve_pathsets(
     def sub(limit_share: float = 1.0) -> SolveOptions:
         return SolveOptions(deadline.left() * limit_share, opts.mip_gap, opts.threads)
 
+    def decide(seconds: float, label: str) -> tuple[bool | None, list[Assignment]]:
+        """A schedule of `upper` flows within `seconds`, or a proof that none exists: then the
+        bound drops by one, with the cut that says so (True / False / None: undecided)."""
+        nonlocal upper
+        exists, got = schedule_of_size(num_flows, cands, slots, upper,
+                                       SolveOptions(min(seconds, deadline.left()), 0.0, opts.threads))
+        notes.append(f"schedule of {upper} flows{label}: "
+                     f"{'found' if exists else 'none' if exists is False else 'undecided'}")
+        if exists is False:
+            upper -= 1
+            cuts.append((list(range(len(cands))), upper))
+        return exists, got
+
     for rnd in range(ROUNDS_MAX):
         if deadline.left() <= 0:
             break
@@ -214,15 +227,10 @@ def solve_pathsets(
                     # pump can meet it, and HiGHS often proves that at the root.
                     if QUICK_DECIDE_S <= 0:
                         continue
-                    exists, got = schedule_of_size(num_flows, cands, slots, upper,
-                                                   SolveOptions(min(QUICK_DECIDE_S, deadline.left()), 0.0, opts.threads))
-                    notes.append(f"schedule of {upper} flows (short): "
-                                 f"{'found' if exists else 'none' if exists is False else 'undecided'}")
+                    exists, got = decide(QUICK_DECIDE_S, " (short)")
                     if exists:
                         return got, True, upper, notes
                     if exists is False:
-                        upper -= 1
-                        cuts.append((list(range(len(cands))), upper))
                         if best_count >= upper:
                             return best, True, upper, notes
                         break  # the pumps run again for the lower target after the next master
@@ -247,16 +255,11 @@ def solve_pathsets(
                 return best, True, upper, notes
             # Decide the bound directly: a schedule of `upper` flows, or a proof that none exists
             # (then the bound drops by one), within a short time limit.
-            exists, got = schedule_of_size(num_flows, cands, slots, upper,
-                                           SolveOptions(min(DECIDE_TIME_S, deadline.left()), 0.0, opts.threads))
-            notes.append(f"schedule of {upper} flows: {'found' if exists else 'none' if exists is False else 'undecided'}")
+            exists, got = decide(DECIDE_TIME_S, "")
             if exists:
                 return got, True, upper, notes
-            if exists is False:
-                upper -= 1
-                cuts.append((list(range(len(cands))), upper))
-                if best_count >= upper:
-                    return best, True, upper, notes
+            if exists is False and best_count >= upper:
+                return best, True, upper, notes
         cut_added = False
         unknown = False
         for members, exact_answer in hard:
