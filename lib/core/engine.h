@@ -46,6 +46,7 @@ struct NodeConfig {
   int rejoin_silence_cycles = 2;        // seed 000 §5.3.2: silent this long before rejoining
   int kappa = 2;                        // otfp: votes for instance i travel in cycle i + kappa
   int otfp_window = 32;                 // otfp: undecided instances before proposers hold back
+  int64_t otfp_vote_lead_ns = 1'000'000;  // otfp: a fast vote is fixed this long before its slot (otfp::vote_lead)
   // otfp timeouts as durations (otfp_limits.h): each is at least its floor in cycles; 0: the floor.
   int64_t otfp_heard_ns = 0;            // silence after which a node counts as crashed (Omega)
   int64_t otfp_recovery_ns = 0;         // an undecided instance gets a new round after this
@@ -217,6 +218,7 @@ struct NodeCounters {
   uint64_t gaps = 0;                  // instances skipped: fell further behind than peers keep
   uint64_t persist_records = 0;       // acceptor log records emitted
   uint64_t votes_abstained = 0;       // votes not cast: the log fell this far behind the engine
+  uint64_t votes_not_durable = 0;     // otfp: votes kept out of a slot's frame, their record not yet durable
   uint64_t decision_conflicts = 0;    // a decision heard that differs from this node's (a broken protocol)
 };
 

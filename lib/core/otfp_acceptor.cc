@@ -28,6 +28,7 @@ void OtfpNode::promise(uint32_t b) {
   uint8_t body[4];
   store_be32(body, b);
   persist_record(OtfpRecord::promise, body);
+  promised_at_ = persisted_bytes_;
 }
 
 void OtfpNode::vote(OtfpInstance& in, uint32_t b, const OtfpValue& v) {
@@ -48,15 +49,15 @@ void OtfpNode::vote(OtfpInstance& in, uint32_t b, const OtfpValue& v) {
   uint8_t body[kOtfpVoteBytes];
   write_vote(body, own);
   persist_record(OtfpRecord::vote, body);
-  // It counts toward a decision once durable (apply_durable); the frames carrying it wait too.
+  in.voted_at = persisted_bytes_;
+  // It counts toward a decision, and goes into a frame, once durable (apply_durable, frames).
   own_votes_[(own_votes_head_ + own_votes_count_) % own_votes_.size()] = {persisted_bytes_, own};
   ++own_votes_count_;
 }
 
 void OtfpNode::persist_batch(OtfpInstance& in, NodeId s) {
-  // One record per segment. Written when the batch is whole here, kappa cycles before the vote
-  // that names it: the log writer has that long, and the frame carrying the vote waits only for
-  // the vote's own record (and what came just before it), not for every batch at once.
+  // One record per segment. Written when the batch is whole here, before the vote that names it
+  // is fixed: the log syncs batches as they come, not all at once behind a vote.
   if ((in.persisted >> s & 1u) != 0) return;
   const Reassembly& batch = ring_.batch(in, s);
   uint8_t head[kOtfpBatchRecordHead];
@@ -93,12 +94,14 @@ void OtfpNode::apply_durable() {
 }
 
 void OtfpNode::fast_votes(int64_t now_cycle) {
-  // Fast ballot (seed 002 §5.2): at its slot of cycle i + kappa, an acceptor's value for
-  // instance i is the set of batches of cycle i it holds; late frames count if they came before.
-  // Instances it never held (it was frozen through them) get no vote from it.
+  // Fast ballot (seed 002 §5.2): the vote for instance i travels in the acceptor's slot of cycle
+  // i + kappa; its value is the set of batches of cycle i it holds when it fixes the vote, at its
+  // turn `vote_lead_` cycles earlier (late frames count if they came before), so that the log
+  // makes the vote durable before that slot (docs/protocol-otfp.md "Durability"). Instances it
+  // never held (it was frozen through them) get no vote from it.
   if (fast_ballot_ == 0 || fast_ballot_ < promised_) return;
   const int64_t from = std::max({activation_, start_cycle_, ring_.floor(), now_cycle - otfp::kCatchUpCycles});
-  for (int64_t i = from; i <= now_cycle - kappa_; ++i) {
+  for (int64_t i = from; i <= now_cycle - (kappa_ - vote_lead_); ++i) {
     OtfpInstance* in = ring_.held(i);
     if (in == nullptr || in->decided || in->voted_ballot >= fast_ballot_) continue;
     vote(*in, fast_ballot_, ring_.value_of(*in, in->have));

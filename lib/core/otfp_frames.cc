@@ -250,15 +250,17 @@ void OtfpNode::transmit(const Turn& t) {
   // (its first segment keeps room for its section even when the others fill the frame).
   const bool proposing = may_propose(t);
   if (proposing) w.reserve(kSectionHeaderBytes + kBatchHeaderBytes);
+  // The acceptor state frame 0 may carry (docs/protocol-otfp.md "Durability"): with a vote lead,
+  // only what is durable already, so the frame never waits for the log; without one (kappa 1),
+  // also what this turn recorded, and the frame waits for the log within the decision margin.
+  const uint64_t ready = vote_lead_ > 0 ? durable_bytes_ : persisted_bytes_;
   put_round(w);
-  put_phase1b(w);
+  put_phase1b(w, ready);
   put_requests(w);  // small, and every vote on a proposal waits for the batches they fetch
   put_proposals(w);
-  put_votes_and_decisions(w);
+  put_votes_and_decisions(w, ready);
   w.reserve(0);
-  // Frame 0 carries the votes and promises recorded so far: it waits for those records, not for
-  // the own batch's, which the own vote needs only kappa cycles later.
-  const uint64_t frame0_records = persisted_bytes_;
+  const uint64_t frame0_records = ready;
   const uint16_t segments = proposing ? std::max<uint16_t>(1, put_own_batch(w, t, own_max)) : 1;
   w.set_segments(0, segments);
   tx_len_[0] = static_cast<uint32_t>(w.finish());
@@ -293,10 +295,13 @@ void OtfpNode::put_round(FrameWriter& w) {
   }
 }
 
-void OtfpNode::put_phase1b(FrameWriter& w) {
+void OtfpNode::put_phase1b(FrameWriter& w, uint64_t ready) {
   // Phase 1b: every vote this acceptor holds from the coordinator's low on, in parts over as many
   // slots as needed; each part names the range it covers completely.
+  // It leaves once the promise is durable, and with it every vote it reports (all recorded before
+  // the promise: none can be cast below it after).
   if (answer_ballot_ == 0 || answer_done_ || promised_ != answer_ballot_ || max_voted_ballot_ >= answer_ballot_) return;
+  if (promised_at_ > ready) return;
   if (w.room() < kOtfpPhase1bHeader) return;
   Phase1bPart part{answer_ballot_, false, highest_voted_, std::max(answer_next_, ring_.floor()), 0};
   scratch_votes_.clear();
@@ -328,7 +333,7 @@ void OtfpNode::put_proposals(FrameWriter& w) {
   put_vote_list(w, SectionType::otfp_phase2a, scratch_votes_, w.room() / 2);  // votes and decisions follow
 }
 
-void OtfpNode::put_votes_and_decisions(FrameWriter& w) {
+void OtfpNode::put_votes_and_decisions(FrameWriter& w, uint64_t ready) {
   // Two lists, each oldest instance first, of the instances some live node still needs: this
   // node's votes (phase 2b) of the instances it has not seen decided, and its decisions for the
   // live nodes behind them (catch-up: a node that lost the votes, was frozen, or restarted).
@@ -350,6 +355,8 @@ void OtfpNode::put_votes_and_decisions(FrameWriter& w) {
     if (in->decided) {
       if (i >= behind && scratch_decisions_.size() < std::min(budget, otfp::kVotesPerFrame))
         scratch_decisions_.push_back({i, in->decided_ballot, in->decision});
+    } else if (in->voted_ballot != 0 && in->voted_at > ready) {
+      ++counters_.votes_not_durable;  // in a later slot, once durable
     } else if (in->voted_ballot != 0 && scratch_votes_.size() < std::min(budget, otfp::kVotesPerFrame)) {
       scratch_votes_.push_back({i, in->voted_ballot, in->voted});
     }
@@ -426,10 +433,10 @@ uint16_t OtfpNode::put_own_batch(FrameWriter& w, const Turn& t, uint16_t frames_
 }
 
 void OtfpNode::send_copies(const Turn& t, uint8_t* base, uint16_t segments, uint64_t frame0_records) {
-  // Copy-major, every copy's batch segments first, then frame 0 of each copy: frame 0 carries
-  // the votes, which wait for the acceptor log (the TX ring is a FIFO: a frame waiting there
-  // holds back what follows it); the segments carry no acceptor state and leave at once
-  // (send-twice per segment).
+  // Copy-major, every copy's batch segments first, then frame 0 of each copy (send-twice per
+  // segment): frame 0 carries acceptor state and leaves only once its records are durable
+  // (TxFrame::after_records; with a vote lead they are when it is built), the segments at once
+  // (the TX ring is a FIFO: a frame waiting there holds back what follows it).
   const auto copies = static_cast<size_t>(sched_.sends_per_slot());
   const size_t frame = config_.frame_bytes_max;
   const auto push = [&](size_t copy, uint16_t j) {

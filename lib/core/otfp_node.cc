@@ -76,6 +76,7 @@ OtfpNode::OtfpNode(const NodeConfig& config, Schedule sched)
       n_(sched_.node_count()),
       quorum_(2 * sched_.node_count() / 3 + 1),
       kappa_(config.kappa),
+      vote_lead_(otfp::vote_lead(config.otfp_vote_lead_ns, sched_.cycle_ns(), config.kappa)),
       window_(config.otfp_window),
       timeouts_(otfp::timeouts(sched_.cycle_ns(), config.otfp_heard_ns, config.otfp_recovery_ns, config.otfp_retry_ns,
                                sched_.node_count(), config.otfp_window, config.kappa)),

@@ -13,10 +13,11 @@
 //   otfp_log.*, otfp_ring.*, otfp_wire.*: the log format, the instances held, the sections
 //
 // Durability: acceptor state leaves as log records (Actions::persist). The driver makes them
-// durable before any frame of the same call leaves, and reports how far they are durable
-// (on_durable). The node counts its own vote toward a decision, and its own promise toward an
-// activation, only once their records are durable: what it delivers was decided by a quorum of
-// durable votes.
+// durable and reports how far (on_durable); a vote or a phase 1b goes into a frame only once its
+// record is durable, and the node counts its own vote toward a decision, and its own promise
+// toward an activation, only from then on: what it delivers was decided by a quorum of durable
+// votes. Fast votes are fixed `vote_lead_` cycles before the slot that carries them, so the log
+// syncs them meanwhile.
 #pragma once
 
 #include <array>
@@ -142,9 +143,9 @@ class OtfpNode final : public Engine {
   void apply(const FrameView& frame);
   void transmit(const Turn& t);
   void put_round(FrameWriter& w);
-  void put_phase1b(FrameWriter& w);
+  void put_phase1b(FrameWriter& w, uint64_t ready);  // ready: log bytes it may depend on
   void put_proposals(FrameWriter& w);
-  void put_votes_and_decisions(FrameWriter& w);
+  void put_votes_and_decisions(FrameWriter& w, uint64_t ready);
   void put_requests(FrameWriter& w);
   bool may_propose(const Turn& t);
   uint16_t put_own_batch(FrameWriter& w, const Turn& t, uint16_t frames_max);
@@ -160,6 +161,7 @@ class OtfpNode final : public Engine {
   int n_;
   int quorum_;
   int kappa_;
+  int vote_lead_;               // cycles before its slot a fast vote is fixed (otfp::vote_lead)
   int window_;
   otfp::Timeouts timeouts_;     // in cycles (otfp_limits.h)
   uint16_t own_frames_;         // frames per copy of this node's slot (its budget)
@@ -192,6 +194,7 @@ class OtfpNode final : public Engine {
   size_t own_votes_head_ = 0;
   size_t own_votes_count_ = 0;
   uint64_t own_promise_at_ = 0;     // coordinator: its own promise durable from here (0: none pending)
+  uint64_t promised_at_ = 0;        // the log's byte count after the latest promise record
 
   // Acceptor.
   uint32_t promised_ = 0;       // promised for every instance (phase 1a)

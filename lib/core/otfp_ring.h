@@ -40,6 +40,7 @@ struct OtfpInstance {
   uint32_t voted_ballot = 0;
   OtfpValue voted;
   uint64_t persisted = 0;  // batches already in the log
+  uint64_t voted_at = 0;   // the log's byte count after the vote's record: it leaves once durable
   uint32_t pending_ballot = 0;
   OtfpValue pending;
 

@@ -698,6 +698,7 @@ void Simulator::add_counters(const core::NodeCounters& c) {
   t.persist_records += c.persist_records;
   t.msgs_delivered += c.msgs_delivered;
   t.votes_abstained += c.votes_abstained;
+  t.votes_not_durable += c.votes_not_durable;
   t.decision_conflicts += c.decision_conflicts;
 }
 
