@@ -450,10 +450,8 @@ void Daemon::print_start_report() const {
       pi.launch_time ? ", launch time offered" : "", info_.clock.c_str(), info_.lcores.c_str(), to_string(opt_.idle),
       info_.tx_methods.c_str(), to_string(opt_.transport));
   if (acceptor_log_ != nullptr)
-    std::printf("dpdk-tob: acceptor log %s, durability %s, fast votes fixed %d cycle(s) before their slot: replayed %zu bytes%s\n",
-                acceptor_log_->path().c_str(), cfg.log_sync ? "sync" : "none",
-                core::otfp::vote_lead(node_config_.otfp_vote_lead_ns, node_config_.schedule.cycle_ns, node_config_.kappa),
-                replayed_bytes_,
+    std::printf("dpdk-tob: acceptor log %s, durability %s: replayed %zu bytes%s\n", acceptor_log_->path().c_str(),
+                cfg.log_sync ? "sync" : "none", replayed_bytes_,
                 acceptor_log_->discarded_on_open() > 0
                     ? (", cut off a damaged tail of " + std::to_string(acceptor_log_->discarded_on_open()) + " bytes")
                           .c_str()

@@ -40,15 +40,12 @@ delivery within kappa + 1 cycles.
 
 cluster
   --order ENGINE          ordering engine: mars (default) or otfp
-  --kappa K               otfp: votes of instance i in cycle i + K (default 2)
+  --kappa K               otfp: votes of instance i fixed as cycle i + K starts (default 2)
   --window W              otfp: undecided instances before proposers hold back (default 32)
   --heard-ns, --recovery-ns, --retry-ns NS
                           otfp: its timeouts as durations, each at least its floor in cycles
                           (2, 4, 2; default 0: the floors; the daemon's defaults are 20 ms,
                           20 ms and 4 ms: docs/configuration.md)
-  --vote-lead-ns NS       otfp: a fast vote is fixed this long before the slot that carries it
-                          (in cycles, rounded up, at most kappa - 1; default 1 ms, the daemon's;
-                          0: fixed in that slot, which waits for the log)
   --torn-tail P           otfp: a crash keeps a random prefix of the log records not yet
                           synced, with probability P (a torn write; else none of them;
                           needs --fsync-ns; default 0)
@@ -241,7 +238,6 @@ Options parse(int argc, char** argv) {
     else if (flag == "--heard-ns") s.node_template.otfp_heard_ns = parse_int(f, v, 0, 10'000'000'000);
     else if (flag == "--recovery-ns") s.node_template.otfp_recovery_ns = parse_int(f, v, 0, 10'000'000'000);
     else if (flag == "--retry-ns") s.node_template.otfp_retry_ns = parse_int(f, v, 0, 10'000'000'000);
-    else if (flag == "--vote-lead-ns") s.node_template.otfp_vote_lead_ns = parse_int(f, v, 0, 10'000'000'000);
     else if (flag == "--torn-tail") s.torn_tail = parse_prob(f, v);
     else if (flag == "--nodes") s.nodes = static_cast<int>(parse_int(f, v, 3, 64));
     else if (flag == "--cycles") s.cycles = parse_int(f, v, 1, 100'000'000);

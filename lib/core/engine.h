@@ -44,9 +44,8 @@ struct NodeConfig {
   size_t batch_msgs_max = 64;           // messages carried in one slot
   int two_member_wait_cycles = 8;       // seed 000 §6.2.1: bounded two-member membership
   int rejoin_silence_cycles = 2;        // seed 000 §5.3.2: silent this long before rejoining
-  int kappa = 2;                        // otfp: votes for instance i travel in cycle i + kappa
+  int kappa = 2;                        // otfp: votes for instance i are fixed as cycle i + kappa starts
   int otfp_window = 32;                 // otfp: undecided instances before proposers hold back
-  int64_t otfp_vote_lead_ns = 1'000'000;  // otfp: a fast vote is fixed this long before its slot (otfp::vote_lead)
   // otfp timeouts as durations (otfp_limits.h): each is at least its floor in cycles; 0: the floor.
   int64_t otfp_heard_ns = 0;            // silence after which a node counts as crashed (Omega)
   int64_t otfp_recovery_ns = 0;         // an undecided instance gets a new round after this

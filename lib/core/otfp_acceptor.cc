@@ -94,14 +94,14 @@ void OtfpNode::apply_durable() {
 }
 
 void OtfpNode::fast_votes(int64_t now_cycle) {
-  // Fast ballot (seed 002 §5.2): the vote for instance i travels in the acceptor's slot of cycle
-  // i + kappa; its value is the set of batches of cycle i it holds when it fixes the vote, at its
-  // turn `vote_lead_` cycles earlier (late frames count if they came before), so that the log
-  // makes the vote durable before that slot (docs/protocol-otfp.md "Durability"). Instances it
-  // never held (it was frozen through them) get no vote from it.
+  // Fast ballot (seed 002 §5.2): as cycle i + kappa starts, an acceptor's value for instance i is
+  // the set of batches of cycle i it holds (late frames count if they came before). The vote
+  // leaves in its slot of that cycle once the log made it durable, else in a later one
+  // (docs/protocol-otfp.md "Durability"). Instances it never held (it was frozen through them)
+  // get no vote from it.
   if (fast_ballot_ == 0 || fast_ballot_ < promised_) return;
   const int64_t from = std::max({activation_, start_cycle_, ring_.floor(), now_cycle - otfp::kCatchUpCycles});
-  for (int64_t i = from; i <= now_cycle - (kappa_ - vote_lead_); ++i) {
+  for (int64_t i = from; i <= now_cycle - kappa_; ++i) {
     OtfpInstance* in = ring_.held(i);
     if (in == nullptr || in->decided || in->voted_ballot >= fast_ballot_) continue;
     vote(*in, fast_ballot_, ring_.value_of(*in, in->have));

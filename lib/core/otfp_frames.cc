@@ -250,10 +250,9 @@ void OtfpNode::transmit(const Turn& t) {
   // (its first segment keeps room for its section even when the others fill the frame).
   const bool proposing = may_propose(t);
   if (proposing) w.reserve(kSectionHeaderBytes + kBatchHeaderBytes);
-  // The acceptor state frame 0 may carry (docs/protocol-otfp.md "Durability"): with a vote lead,
-  // only what is durable already, so the frame never waits for the log; without one (kappa 1),
-  // also what this turn recorded, and the frame waits for the log within the decision margin.
-  const uint64_t ready = vote_lead_ > 0 ? durable_bytes_ : persisted_bytes_;
+  // Frame 0 carries only acceptor state whose records are durable (docs/protocol-otfp.md
+  // "Durability"): it never waits for the log, and a vote not yet durable leaves in a later slot.
+  const uint64_t ready = durable_bytes_;
   put_round(w);
   put_phase1b(w, ready);
   put_requests(w);  // small, and every vote on a proposal waits for the batches they fetch
@@ -347,23 +346,34 @@ void OtfpNode::put_votes_and_decisions(FrameWriter& w, uint64_t ready) {
   const size_t room = w.room();
   const size_t overhead = 2 * kOtfpListHeader + kSectionHeaderBytes;  // the second section's headers too
   const size_t budget = std::min(room < overhead ? 0 : (room - overhead) / kOtfpVoteBytes, 2 * otfp::kVotesPerFrame);
+  const size_t list_max = std::min(budget, otfp::kVotesPerFrame);
   scratch_votes_.clear();
-  scratch_decisions_.clear();
   for (int64_t i = oldest_needed(); i <= cycle_ + 1; ++i) {
     const OtfpInstance* in = ring_.held(i);
-    if (in == nullptr) continue;
-    if (in->decided) {
-      if (i >= behind && scratch_decisions_.size() < std::min(budget, otfp::kVotesPerFrame))
-        scratch_decisions_.push_back({i, in->decided_ballot, in->decision});
-    } else if (in->voted_ballot != 0 && in->voted_at > ready) {
+    if (in == nullptr || in->decided || in->voted_ballot == 0) continue;
+    if (in->voted_at > ready) {
       ++counters_.votes_not_durable;  // in a later slot, once durable
-    } else if (in->voted_ballot != 0 && scratch_votes_.size() < std::min(budget, otfp::kVotesPerFrame)) {
+    } else if (scratch_votes_.size() < list_max) {
       scratch_votes_.push_back({i, in->voted_ballot, in->voted});
     }
+  }
+  // Decisions oldest first from where the last slot's list stopped, then from the oldest again:
+  // a node that stays behind (it cannot get a batch) must not keep the list on its instances
+  // while another node waits for newer ones.
+  const int64_t from = decisions_from_ > behind && decisions_from_ <= cycle_ + 1 ? decisions_from_ : behind;
+  scratch_decisions_.clear();
+  for (int64_t k = 0, span = cycle_ + 2 - std::max(behind, oldest_needed()); k < span && scratch_decisions_.size() < list_max; ++k) {
+    int64_t i = from + k;
+    if (i > cycle_ + 1) i -= span;  // wrapped: from the oldest on
+    if (const OtfpInstance* in = ring_.held(i); in != nullptr && in->decided)
+      scratch_decisions_.push_back({i, in->decided_ballot, in->decision});
   }
   const size_t votes = std::min(scratch_votes_.size(), std::max(budget / 2, budget - std::min(budget, scratch_decisions_.size())));
   scratch_votes_.resize(votes);
   scratch_decisions_.resize(std::min(scratch_decisions_.size(), budget - votes));
+  decisions_from_ = scratch_decisions_.empty() ? behind : scratch_decisions_.back().instance + 1;
+  std::sort(scratch_decisions_.begin(), scratch_decisions_.end(),
+            [](const OtfpVote& a, const OtfpVote& b) { return a.instance < b.instance; });
   put_vote_list(w, SectionType::otfp_vote, scratch_votes_);
   put_vote_list(w, SectionType::otfp_decided, scratch_decisions_);
 }
@@ -434,9 +444,8 @@ uint16_t OtfpNode::put_own_batch(FrameWriter& w, const Turn& t, uint16_t frames_
 
 void OtfpNode::send_copies(const Turn& t, uint8_t* base, uint16_t segments, uint64_t frame0_records) {
   // Copy-major, every copy's batch segments first, then frame 0 of each copy (send-twice per
-  // segment): frame 0 carries acceptor state and leaves only once its records are durable
-  // (TxFrame::after_records; with a vote lead they are when it is built), the segments at once
-  // (the TX ring is a FIFO: a frame waiting there holds back what follows it).
+  // segment). Frame 0 carries acceptor state, durable when it is built: the driver's check that
+  // its records are (TxFrame::after_records) never holds it.
   const auto copies = static_cast<size_t>(sched_.sends_per_slot());
   const size_t frame = config_.frame_bytes_max;
   const auto push = [&](size_t copy, uint16_t j) {

@@ -62,17 +62,6 @@ constexpr bool timeouts_fit(const Timeouts& t, int window, int kappa) {
   return window + kappa + t.recovery + t.heard < kCatchUpCycles;
 }
 
-// The vote lead (docs/protocol-otfp.md "Durability"): an acceptor fixes its fast vote for
-// instance i, and hands its record to the log, `lead` cycles before the slot of cycle i + kappa
-// that carries it, so that the log syncs it in between instead of inside the decision margin.
-// ceil(lead_ns / cycle), at most kappa - 1: the vote is fixed no earlier than the own turn of
-// cycle i + 1, once every slot of cycle i is over. 0 (lead_ns 0, or kappa 1): fixed in the slot
-// that carries it, which then goes out in the next slot once durable.
-constexpr int vote_lead(int64_t lead_ns, int64_t cycle_ns, int kappa) {
-  const int lead = cycles_at_least(lead_ns, cycle_ns, 0);
-  return lead < kappa - 1 ? lead : (kappa > 1 ? kappa - 1 : 0);
-}
-
 // Frames a slot carries besides its copies for retransmissions (the slot budget counts them);
 // a node owed more borrows up to half of its own batch's frames.
 inline constexpr int kAuxFramesMin = 1;

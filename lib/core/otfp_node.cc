@@ -76,7 +76,6 @@ OtfpNode::OtfpNode(const NodeConfig& config, Schedule sched)
       n_(sched_.node_count()),
       quorum_(2 * sched_.node_count() / 3 + 1),
       kappa_(config.kappa),
-      vote_lead_(otfp::vote_lead(config.otfp_vote_lead_ns, sched_.cycle_ns(), config.kappa)),
       window_(config.otfp_window),
       timeouts_(otfp::timeouts(sched_.cycle_ns(), config.otfp_heard_ns, config.otfp_recovery_ns, config.otfp_retry_ns,
                                sched_.node_count(), config.otfp_window, config.kappa)),
@@ -207,6 +206,10 @@ void OtfpNode::begin_cycle(const Turn& t) {
     if (k != self_ && cycle_ - heard_cycle_[k] <= timeouts_.heard) alive_ |= node_bit(k);
   report_omega(t);
   coordinate(cycle_);
+  // Votes are fixed as the cycle starts, so that the log syncs them before the node's slot
+  // (docs/protocol-otfp.md "Durability"); its own turn votes on what came since.
+  fast_votes(cycle_);
+  pending_votes(cycle_);
   request_missing(cycle_);
   deliver_ready();
   const auto undecided = static_cast<uint64_t>(std::max<int64_t>(0, cycle_ - low_));

@@ -16,8 +16,8 @@
 // durable and reports how far (on_durable); a vote or a phase 1b goes into a frame only once its
 // record is durable, and the node counts its own vote toward a decision, and its own promise
 // toward an activation, only from then on: what it delivers was decided by a quorum of durable
-// votes. Fast votes are fixed `vote_lead_` cycles before the slot that carries them, so the log
-// syncs them meanwhile.
+// votes. A fast vote is fixed as its cycle i + kappa starts, and the log syncs it before the
+// node's slot in that cycle, or it leaves in a later one.
 #pragma once
 
 #include <array>
@@ -161,7 +161,6 @@ class OtfpNode final : public Engine {
   int n_;
   int quorum_;
   int kappa_;
-  int vote_lead_;               // cycles before its slot a fast vote is fixed (otfp::vote_lead)
   int window_;
   otfp::Timeouts timeouts_;     // in cycles (otfp_limits.h)
   uint16_t own_frames_;         // frames per copy of this node's slot (its budget)
@@ -227,6 +226,7 @@ class OtfpNode final : public Engine {
 
   // Learner and proposer.
   int64_t low_ = 0;             // lowest instance not yet delivered
+  int64_t decisions_from_ = 0;  // where the next slot's decisions list starts (frames)
   ProposalQueue proposals_;
   uint64_t next_msg_id_ = 0;
   std::array<uint64_t, kMaxNodes> delivered_top_{};  // per sender: highest id delivered + 1

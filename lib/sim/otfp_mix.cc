@@ -102,10 +102,6 @@ Scenario otfp_mix(OtfpMix mix, uint64_t seed) {
       break;
   }
   s.fsync_ns_min = s.fsync_ns_max / 4;
-  // The vote lead (otfp::vote_lead): 0 (frames wait for the log in their slot), or 1-2 cycles
-  // (votes fixed early, sent once durable). Drawn last, so that a seed's other draws stay as
-  // they were before the lead existed.
-  s.node_template.otfp_vote_lead_ns = r.range(0, 2) * s.cycle_ns;
   return s;
 }
 
@@ -121,11 +117,11 @@ OtfpCheckParams otfp_mix_params(OtfpMix mix, const Scenario& s) {
 std::string describe(const Scenario& s) {
   char buf[512];
   std::snprintf(buf, sizeof buf,
-                "%d nodes, %" PRId64 "+%" PRId64 " cycles of %" PRId64 " ns, kappa %d, vote lead %" PRId64 " ns, load %.2f; loss %.3f burst %.2f dup %.3f "
+                "%d nodes, %" PRId64 "+%" PRId64 " cycles of %" PRId64 " ns, kappa %d, load %.2f; loss %.3f burst %.2f dup %.3f "
                 "corrupt %.4f; crashes %.4f/node/cycle, <= %d down, restart %" PRId64 "-%" PRId64 " cycles (never %.2f); "
                 "fsync %" PRId64 "-%" PRId64 " ns, torn %.2f; stalls %.4f up to %" PRId64 " cycles; drift %.1f ppm, offset %" PRId64
                 " ns; frame %zu bytes at %" PRId64 " Mbit/s; timeouts %" PRId64 "/%" PRId64 "/%" PRId64 " ns",
-                s.nodes, s.cycles, s.drain_cycles, s.cycle_ns, s.node_template.kappa, s.node_template.otfp_vote_lead_ns, s.load, s.loss, s.burst, s.dup, s.corrupt,
+                s.nodes, s.cycles, s.drain_cycles, s.cycle_ns, s.node_template.kappa, s.load, s.loss, s.burst, s.dup, s.corrupt,
                 s.crash_rate, s.crash_down_max, s.restart_cycles_min, s.restart_cycles_max, s.crash_permanent,
                 s.fsync_ns_min, s.fsync_ns_max, s.torn_tail, s.stall_rate, s.stall_cycles_max, s.drift_ppm_max,
                 s.clock_offset_ns_max, s.node_template.frame_bytes_max, s.node_template.rate_mbps,

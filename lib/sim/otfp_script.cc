@@ -202,10 +202,9 @@ void Script::cluster(const std::vector<std::string>& w) {
   if (o.count("frame")) config_.frame_bytes_max = static_cast<size_t>(to_int(o["frame"], "frame"));
   if (o.count("window")) config_.otfp_window = static_cast<int>(to_int(o["window"], "window"));
   if (o.count("rate")) config_.rate_mbps = to_int(o["rate"], "rate");
-  if (o.count("lead")) config_.otfp_vote_lead_ns = to_int(o["lead"], "lead") * config_.schedule.cycle_ns;
   config_.payload_bytes_max = 64;
   for (const auto& [key, value] : o)
-    if (key != "nodes" && key != "kappa" && key != "frame" && key != "window" && key != "rate" && key != "lead")
+    if (key != "nodes" && key != "kappa" && key != "frame" && key != "window" && key != "rate")
       fail("unknown cluster option '" + key + "'");
   auto sched = core::Schedule::create(config_.schedule);
   if (!sched) fail(sched.error().message);

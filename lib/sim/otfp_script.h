@@ -5,10 +5,8 @@
 // that no two node incarnations decided different values for an instance and that deliveries
 // agree in order; `expect` lines check what the scenario is about.
 //
-//   cluster nodes=4 [kappa=2] [frame=1500] [window=32] [rate=MBPS] [lead=CYCLES]
-//                                     first line: the cluster (rate: the ports' rate, a slot in
-//                                     several frames; lead: the vote lead, otfp::vote_lead,
-//                                     default the daemon's 1 ms, one cycle)
+//   cluster nodes=4 [kappa=2] [frame=1500] [window=32] [rate=MBPS]   first line: the cluster
+//                                     (rate: the ports' rate, a slot in several frames)
 //   submit NODE [COUNT]               messages for NODE's queue (ids count up per node)
 //   run CYCLES                        time moves on by CYCLES cycles
 //   run to C[.K]                      ... to the start of cycle C (or the end of node K's slot in it)

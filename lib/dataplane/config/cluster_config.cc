@@ -32,8 +32,7 @@ const std::set<std::string_view> kClusterKeys = {"name", "id", "nodes", "order",
 const std::set<std::string_view> kTimingKeys = {
     "clock",         "epoch_ns",        "cycle_ns",        "decision_margin_ns", "precision_ns",
     "copy_gap_ns",   "sends_per_slot",  "kappa",           "two_member_wait_cycles",
-    "rejoin_silence_cycles", "stall_limit_ns", "window", "rate_mbps", "heard_ns", "recovery_ns", "retry_ns",
-    "vote_lead_ns"};
+    "rejoin_silence_cycles", "stall_limit_ns", "window", "rate_mbps", "heard_ns", "recovery_ns", "retry_ns"};
 const std::set<std::string_view> kStorageKeys = {"path", "durability"};
 const std::set<std::string_view> kLimitsKeys = {"frame_bytes", "payload_bytes", "queue_msgs", "queue_bytes",
                                                 "batch_msgs", "slot_frames"};
@@ -316,9 +315,6 @@ core::Result<ClusterConfig> load_cluster_config(const std::string& path, const O
   TRY_INT(heard, "timing", "heard_ns", 0, 10'000'000'000, &heard_d);
   TRY_INT(recovery, "timing", "recovery_ns", 0, 10'000'000'000, &recovery_d);
   TRY_INT(retry, "timing", "retry_ns", 0, 10'000'000'000, &retry_d);
-  // otfp's vote lead (core/otfp_limits.h vote_lead): the log's time to sync a fast vote.
-  const int64_t lead_d = c.node.otfp_vote_lead_ns;
-  TRY_INT(lead, "timing", "vote_lead_ns", 0, 10'000'000'000, &lead_d);
   sc.decision_margin_ns = margin;
   sc.precision_ns = precision;
   sc.copy_gap_ns = gap;
@@ -407,7 +403,6 @@ core::Result<ClusterConfig> load_cluster_config(const std::string& path, const O
   n.otfp_heard_ns = heard;
   n.otfp_recovery_ns = recovery;
   n.otfp_retry_ns = retry;
-  n.otfp_vote_lead_ns = lead;
   n.rate_mbps = rate;
   n.slot_frames_max = static_cast<int>(slot_frames);
 
