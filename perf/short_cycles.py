@@ -1,0 +1,159 @@
+#!/usr/bin/env python3
+"""Short cycles on the netns cluster (issue 17, docs/experiments/daemon-timing.md "1 ms cycles").
+
+Four dpdk-tob nodes (scripts/cluster.sh, `--idle sleep`), one dpdk-tob-load per node submitting
+--rate messages per second of 64 bytes from one common instant (--start-at, so that every client
+is attached before the first message), for --seconds; then per node: deliveries, latency
+percentiles, whether the four nodes delivered one sequence (same count and digest of the
+deliveries files), membership events during the load, and the counters that say how the
+acceptor log kept up. With --kill K the node K is killed (SIGKILL) --kill-at seconds into the load:
+the survivors' longest gap between two deliveries in the 100 ms after the kill, the longest
+before it, and when each survivor suspected it (detection in ms and cycles).
+
+    perf/short_cycles.py --order otfp --cycle-ns 1000000 --kappa 1 --seconds 600 --out DIR
+    perf/short_cycles.py --order otfp --cycle-ns 1000000 --kappa 1 --seconds 16 --kill 0 --kill-at 8
+
+Writes DIR/result.json and prints a table. Needs root, a build (build/) and scripts/setup.sh's
+hugepages; the cluster uses namespaces `st-*` and is always torn down.
+"""
+import argparse
+import csv
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "scripts"))
+import tobclient  # noqa: E402  (deliveries_digest)
+
+NET = "st"
+NODES = 4
+
+
+def tai_ns() -> int:
+    return time.clock_gettime_ns(time.CLOCK_TAI)
+
+
+def cluster(env: dict, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+    return subprocess.run(["bash", str(REPO / "scripts/cluster.sh"), *args], env=env, check=check,
+                          capture_output=True, text=True)
+
+
+def flat(d, prefix=""):
+    out = {}
+    if isinstance(d, dict):
+        for k, v in d.items():
+            out.update(flat(v, f"{prefix}{k}."))
+    else:
+        out[prefix[:-1]] = d
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--order", default="otfp", choices=["otfp", "mars"])
+    ap.add_argument("--cycle-ns", type=int, default=1_000_000)
+    ap.add_argument("--kappa", type=int, default=1, help="otfp: [timing] kappa (default 1)")
+    ap.add_argument("--durability", default="sync", choices=["sync", "none"])
+    ap.add_argument("--rate", type=int, default=1000, help="messages per second per node (default 1000)")
+    ap.add_argument("--seconds", type=float, default=20, help="seconds of load (default 20)")
+    ap.add_argument("--kill", type=int, default=None, help="kill -9 this node during the load")
+    ap.add_argument("--kill-at", type=float, default=8, help="seconds into the load (default 8)")
+    ap.add_argument("--out", type=Path, default=Path("/tmp/short-cycles"))
+    a = ap.parse_args()
+    if a.seconds <= 0 or a.seconds > 3600 or a.rate < 1 or a.rate > 100_000:
+        ap.error("--seconds must be in (0, 3600] and --rate in [1, 100000]")
+    if a.kill is not None and not (0 <= a.kill < NODES and 0 < a.kill_at < a.seconds):
+        ap.error(f"--kill must be 0..{NODES - 1} and --kill-at inside the load")
+    out = a.out.resolve()
+    subprocess.run(["rm", "-rf", str(out)], check=True)
+    out.mkdir(parents=True)
+    env = dict(os.environ, TOB_NET=NET, TOB_RUN_DIR=str(out), TOB_ORDER=a.order, TOB_CYCLE_NS=str(a.cycle_ns),
+               TOB_DELIVERIES_FORMAT="bin", TOB_DURABILITY=a.durability,
+               TOB_CONFIG_EXTRA=f"kappa = {a.kappa}" if a.order == "otfp" else "")
+    load = REPO / "build/app/dpdk-tob-load/dpdk-tob-load"
+    try:
+        up = cluster(env, "up", str(NODES), check=False)
+        if up.returncode != 0:
+            print(f"cluster did not come up: {up.stderr[-500:]}", file=sys.stderr)
+            return 1
+        start = tai_ns() + 3_000_000_000
+        clients = []
+        for k in range(NODES):
+            cmd = ["ip", "netns", "exec", f"{NET}-n{k}", str(load), "--proc-type=secondary", f"--file-prefix={NET}-node{k}",
+                   "--no-pci", "--log-level=lib.eal:error", "--", "--cluster", "netns", "--rate", str(a.rate),
+                   "--start-at", str(start), "--duration", f"{a.seconds:g}", "--drain", "3", "--progress", "0",
+                   "--out", str(out / f"c{k}.csv"), "--summary", str(out / f"c{k}.json"), "--label", f"c{k}"]
+            clients.append(subprocess.Popen(cmd, stdout=open(out / f"c{k}.log", "w"), stderr=subprocess.STDOUT))
+        kill_ns = None
+        if a.kill is not None:
+            pid = int((out / f"node{a.kill}.pid").read_text())
+            until = start + int(a.kill_at * 1e9)
+            while tai_ns() < until:
+                time.sleep(0.001)
+            kill_ns = tai_ns()
+            os.kill(pid, signal.SIGKILL)
+            cluster(env, "kill", str(a.kill), check=False)  # the script's bookkeeping
+        for c in clients:
+            c.wait(timeout=a.seconds + 120)
+        for k in range(NODES):
+            if k != a.kill:
+                r = cluster(env, "telemetry", str(k), "/tob/stats", check=False)
+                (out / f"stats{k}.json").write_text(r.stdout)
+    finally:
+        cluster(env, "down", check=False)
+
+    survivors = [k for k in range(NODES) if k != a.kill]
+    result = {"args": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(a).items()}, "nodes": {}}
+    digests = {k: tobclient.deliveries_digest(out / f"node{k}.deliveries") for k in survivors}
+    load_end = start + int(a.seconds * 1e9)
+    for k in survivors:
+        s = json.loads((out / f"c{k}.json").read_text())
+        lat = s.get("latency_ns", {})
+        st = flat(json.loads((out / f"stats{k}.json").read_text() or "{}"))
+        pick = lambda name: next((v for key, v in st.items() if key.endswith(name)), None)  # noqa: E731
+        events = [ln.split() for ln in (out / f"node{k}.events").read_text().splitlines() if ln.strip()]
+        during = [e for e in events if start <= int(e[0]) <= load_end and e[2] not in ("suspicion-raised", "suspicion-cleared")]
+        node = {"submitted": s.get("submitted"), "delivered": s.get("delivered"),
+                "latency_ms": {p: round(lat.get(p, 0) / 1e6, 3) for p in ("p50", "p99", "p999", "max")},
+                "deliveries_file": {"count": digests[k][0], "digest": digests[k][1]},
+                "membership_events_during_load": len(during),
+                "suspicions_during_load": sum(1 for e in events if start <= int(e[0]) <= load_end and e[2] == "suspicion-raised"),
+                "log_sync_p50_ms": (pick("log_sync_p50_ns") or 0) / 1e6, "log_sync_p99_ms": (pick("log_sync_p99_ns") or 0) / 1e6,
+                "tx_log_late": pick("tx_log_late"), "tx_missed": pick("tx_missed"),
+                "votes_not_durable": pick("node_votes_not_durable"), "collisions": pick("node_collisions")}
+        if kill_ns is not None:
+            t = sorted(int(r["received_ns"]) for r in csv.DictReader(open(out / f"c{k}.csv")))
+            t = [x for x in t if start + 500_000_000 < x < load_end - 500_000_000]
+            gaps = [(b - x, x) for x, b in zip(t, t[1:])]
+            after = [g for g, at in gaps if kill_ns - 1_000_000 <= at < kill_ns + 100_000_000]
+            before = [g for g, at in gaps if at < kill_ns - 1_000_000]
+            node["gap_after_kill_ms"] = round(max(after, default=0) / 1e6, 3)
+            node["gap_before_kill_ms"] = round(max(before, default=0) / 1e6, 3)
+            det = [int(e[0]) for e in events if e[2] == "suspicion-raised" and e[3] == str(a.kill) and int(e[0]) >= kill_ns - 1e9]
+            if det:
+                node["detection_ms"] = round((det[0] - kill_ns) / 1e6, 2)
+                node["detection_cycles"] = round((det[0] - kill_ns) / a.cycle_ns, 1)
+        result["nodes"][k] = node
+    result["one_sequence"] = len({d for d in digests.values()}) == 1
+    (out / "result.json").write_text(json.dumps(result, indent=1) + "\n")
+    for k, n in result["nodes"].items():
+        l = n["latency_ms"]
+        line = (f"node {k}: submitted {n['submitted']} delivered {n['delivered']} (file {n['deliveries_file']['count']}); "
+                f"p50 {l['p50']} p99 {l['p99']} p99.9 {l['p999']} max {l['max']} ms; events {n['membership_events_during_load']}, "
+                f"suspicions {n['suspicions_during_load']}; fsync p50 {n['log_sync_p50_ms']:.2f} p99 {n['log_sync_p99_ms']:.2f} ms; "
+                f"tx_log_late {n['tx_log_late']} tx_missed {n['tx_missed']}")
+        if "gap_after_kill_ms" in n:
+            line += (f"; longest gap after the kill {n['gap_after_kill_ms']} ms (before {n['gap_before_kill_ms']} ms), "
+                     f"detection {n.get('detection_ms')} ms = {n.get('detection_cycles')} cycles")
+        print(line)
+    print(f"one sequence at every node: {result['one_sequence']}; {out / 'result.json'}")
+    return 0 if result["one_sequence"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
