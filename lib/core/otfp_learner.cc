@@ -160,18 +160,21 @@ void OtfpNode::request_missing(int64_t now_cycle) {
 NodeId OtfpNode::request_target(NodeId sender, int64_t instance, uint8_t attempt) const {
   // The batch ids are partitioned among acceptors, shifted by the attempt (seed 002 §5.5): one
   // answers, and a request without an answer reaches another. The requester skips itself and
-  // the nodes it has not heard lately, and names the one it asks.
+  // the nodes it has not heard within the retry timeout (not Omega's longer heard timeout: a
+  // node that just crashed would be asked, and waited for, until everybody suspects it), and
+  // names the one it asks.
+  const auto heard_lately = [&](NodeId k) { return k != self_ && cycle_ - heard_cycle_[k] <= timeouts_.retry; };
   const auto start = static_cast<uint64_t>(sender) + static_cast<uint64_t>(instance);
   int candidates = 0;
   for (int j = 0; j < n_; ++j) {
     const auto k = static_cast<NodeId>((start + static_cast<uint64_t>(j)) % static_cast<uint64_t>(n_));
-    candidates += k != self_ && alive(k) ? 1 : 0;
+    candidates += heard_lately(k) ? 1 : 0;
   }
   if (candidates == 0) return static_cast<NodeId>((start + attempt) % static_cast<uint64_t>(n_));
   int skip = attempt % candidates;
   for (int j = 0;; ++j) {
     const auto k = static_cast<NodeId>((start + static_cast<uint64_t>(j)) % static_cast<uint64_t>(n_));
-    if (k == self_ || !alive(k)) continue;
+    if (!heard_lately(k)) continue;
     if (skip-- == 0) return k;
   }
 }
