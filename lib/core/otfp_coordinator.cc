@@ -23,11 +23,38 @@ NodeId OtfpNode::coordinator() const {
   // they pick the same coordinator even when their promises differ (a restarted node's durable
   // promise may be older than the one it held in memory). Paxos is safe with several
   // coordinators; agreement on one is needed only for progress.
+  //
+  // A collision needs the coordinator (§5.3). When one has waited kTakeoverCycles past its votes
+  // and the coordinator has been silent that long, it is passed over now rather than after the
+  // heard timeout, which is sized for the host's stalls (a crashed coordinator would hold every
+  // delivery that long). A coordinator only stalled sees the new round's ballot when it is back
+  // and follows it: a round's cost, never safety.
+  uint64_t heard = alive_;
   if (ballot_seen_ != 0) {
     const NodeId current = ballot_coordinator(ballot_seen_);
-    if (current < n_ && (current == self_ || alive(current))) return current;
+    if (current < n_ && current != self_ && alive(current) && cycle_ - heard_cycle_[current] >= otfp::kTakeoverCycles &&
+        collision_waiting()) {
+      heard &= ~node_bit(current);
+    } else if (current < n_ && (current == self_ || alive(current))) {
+      return current;
+    }
   }
-  return static_cast<NodeId>(std::countr_zero(alive_ | node_bit(self_)));
+  return static_cast<NodeId>(std::countr_zero(heard | node_bit(self_)));
+}
+
+bool OtfpNode::collision_waiting() const {
+  // The oldest undecided instance of the active fast ballot holds Q fast votes of it, not for one
+  // value, and its votes were due kTakeoverCycles ago.
+  if (fast_ballot_ == 0) return false;
+  for (int64_t i = std::max({low_, activation_, ring_.floor()}); i <= cycle_ - kappa_ - otfp::kTakeoverCycles; ++i) {
+    const OtfpInstance* in = ring_.held(i);
+    if (in == nullptr) return false;
+    if (in->decided) continue;
+    int voters = 0;
+    for (NodeId a = 0; a < n_; ++a) voters += in->fast_votes[a].ballot == fast_ballot_ ? 1 : 0;
+    return voters >= quorum_;
+  }
+  return false;
 }
 
 void OtfpNode::coordinate(int64_t now_cycle) {

@@ -62,6 +62,11 @@ constexpr bool timeouts_fit(const Timeouts& t, int window, int kappa) {
   return window + kappa + t.recovery + t.heard < kCatchUpCycles;
 }
 
+// A collision waiting this many cycles past its votes, with the coordinator silent as long, passes
+// the coordinator over before the heard timeout (OtfpNode::coordinator): a live coordinator
+// proposes in its next slot, and its frames come every cycle.
+inline constexpr int kTakeoverCycles = 3;
+
 // Frames a slot carries besides its copies for retransmissions (the slot budget counts them);
 // a node owed more borrows up to half of its own batch's frames.
 inline constexpr int kAuxFramesMin = 1;

@@ -118,6 +118,7 @@ class OtfpNode final : public Engine {
   // --- otfp_coordinator.cc.
   void coordinate(int64_t now_cycle);
   bool stalled_instance(int64_t now_cycle) const;
+  bool collision_waiting() const;  // a collision of the fast ballot waits for a coordinator
   void start_round(int64_t now_cycle);
   void on_phase1b(NodeId from, const Phase1b& p);
   void report(NodeId from, const Phase1bPart& part, std::span<const OtfpVote> votes);

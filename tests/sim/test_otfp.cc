@@ -83,6 +83,37 @@ TEST_CASE("otfp survives the coordinator's crash: the next lowest id activates a
   CHECK(late_delivery);
 }
 
+TEST_CASE("otfp: a collision right after the coordinator's crash is recovered before the heard timeout") {
+  // The daemon's timeouts at a 1 ms cycle (heard 20 ms: 20 cycles), kappa 1, syncs of 0.3-1.2 ms.
+  // Node 0 coordinates and crashes as cycle 100 starts; node 3 misses node 1's batch of cycle 100,
+  // so instance 100 collides. The survivors pass the silent coordinator over once the collision
+  // waited kTakeoverCycles (OtfpNode::coordinator), not after the 20 cycles of the heard timeout.
+  Scenario s = otfp_scenario(4, 200);
+  s.cycle_ns = 1'000'000;
+  s.node_template.kappa = 1;
+  s.node_template.otfp_heard_ns = 20'000'000;
+  s.node_template.otfp_recovery_ns = 20'000'000;
+  s.node_template.otfp_retry_ns = 4'000'000;
+  s.fsync_ns_min = 300'000;
+  s.fsync_ns_max = 1'200'000;
+  s.faults.push_back({FaultKind::crash, 100, 0});
+  s.faults.push_back({FaultKind::receive_omission, 100, 3, 1});
+  const OtfpRun r = run_otfp(s);
+  INFO(violations(r.report));
+  CHECK(r.report.ok());
+  int64_t first_99 = INT64_MAX, first_100 = INT64_MAX;  // when node 1 delivered cycles 99 and 100
+  for (const DeliveryRecord& d : r.run.rec().deliveries) {
+    if (d.node != 1) continue;
+    if (d.cycle == 99) first_99 = std::min(first_99, d.virtual_ns);
+    if (d.cycle == 100) first_100 = std::min(first_100, d.virtual_ns);
+  }
+  REQUIRE(first_100 != INT64_MAX);
+  REQUIRE(first_99 != INT64_MAX);
+  const int64_t gap_cycles = (first_100 - first_99) / s.cycle_ns;
+  INFO("instance 100 delivered " << (first_100 - first_99) / 1000 << " us after instance 99");
+  CHECK(gap_cycles < 12);  // the heard timeout alone is 20
+}
+
 TEST_CASE("otfp's failure detector reports a crashed node within kHeardCycles + 1 cycles, and its return") {
   Scenario s = otfp_scenario(4, 200);
   Fault f{FaultKind::crash, 100, 2};
