@@ -357,17 +357,7 @@ void OtfpNode::put_votes_and_decisions(FrameWriter& w, uint64_t ready) {
       scratch_votes_.push_back({i, in->voted_ballot, in->voted});
     }
   }
-  // Decisions oldest first from where the last slot's list stopped, then from the oldest again:
-  // a node that stays behind (it cannot get a batch) must not keep the list on its instances
-  // while another node waits for newer ones.
-  const int64_t from = decisions_from_ > behind && decisions_from_ <= cycle_ + 1 ? decisions_from_ : behind;
-  scratch_decisions_.clear();
-  for (int64_t k = 0, span = cycle_ + 2 - std::max(behind, oldest_needed()); k < span && scratch_decisions_.size() < list_max; ++k) {
-    int64_t i = from + k;
-    if (i > cycle_ + 1) i -= span;  // wrapped: from the oldest on
-    if (const OtfpInstance* in = ring_.held(i); in != nullptr && in->decided)
-      scratch_decisions_.push_back({i, in->decided_ballot, in->decision});
-  }
+  collect_decisions(behind, list_max);
   const size_t votes = std::min(scratch_votes_.size(), std::max(budget / 2, budget - std::min(budget, scratch_decisions_.size())));
   scratch_votes_.resize(votes);
   scratch_decisions_.resize(std::min(scratch_decisions_.size(), budget - votes));
@@ -376,6 +366,21 @@ void OtfpNode::put_votes_and_decisions(FrameWriter& w, uint64_t ready) {
             [](const OtfpVote& a, const OtfpVote& b) { return a.instance < b.instance; });
   put_vote_list(w, SectionType::otfp_vote, scratch_votes_);
   put_vote_list(w, SectionType::otfp_decided, scratch_decisions_);
+}
+
+void OtfpNode::collect_decisions(int64_t behind, size_t max) {
+  // The decisions for the live nodes behind, oldest first from where the last slot's list stopped,
+  // then from the oldest again: a node that stays behind (it cannot get a batch) must not keep the
+  // list on its instances while another node waits for newer ones.
+  const int64_t from = decisions_from_ > behind && decisions_from_ <= cycle_ + 1 ? decisions_from_ : behind;
+  const int64_t span = cycle_ + 2 - std::max(behind, oldest_needed());
+  scratch_decisions_.clear();
+  for (int64_t k = 0; k < span && scratch_decisions_.size() < max; ++k) {
+    int64_t i = from + k;
+    if (i > cycle_ + 1) i -= span;  // wrapped: from the oldest on
+    if (const OtfpInstance* in = ring_.held(i); in != nullptr && in->decided)
+      scratch_decisions_.push_back({i, in->decided_ballot, in->decision});
+  }
 }
 
 void OtfpNode::put_requests(FrameWriter& w) {

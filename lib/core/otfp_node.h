@@ -147,6 +147,7 @@ class OtfpNode final : public Engine {
   void put_phase1b(FrameWriter& w, uint64_t ready);  // ready: log bytes it may depend on
   void put_proposals(FrameWriter& w);
   void put_votes_and_decisions(FrameWriter& w, uint64_t ready);
+  void collect_decisions(int64_t behind, size_t max);  // into scratch_decisions_ (rotating start)
   void put_requests(FrameWriter& w);
   bool may_propose(const Turn& t);
   uint16_t put_own_batch(FrameWriter& w, const Turn& t, uint16_t frames_max);
