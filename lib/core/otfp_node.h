@@ -151,7 +151,7 @@ class OtfpNode final : public Engine {
   void put_requests(FrameWriter& w);
   bool may_propose(const Turn& t);
   uint16_t put_own_batch(FrameWriter& w, const Turn& t, uint16_t frames_max);
-  // Every copy of the slot's frames; frame 0 waits for the records up to frame0_records.
+  // Every copy of the slot's frames; frame 0 names the records up to frame0_records (durable).
   void send_copies(const Turn& t, uint8_t* base, uint16_t segments, uint64_t frame0_records);
   size_t build_retransmissions(const Turn& t, uint8_t* at);
   void send_retransmissions(const Turn& t, uint8_t* at, size_t frames);

@@ -97,7 +97,7 @@ struct DaemonContext {
   int method_count = 1;
   bool split_rx = false;   // RX runs on another lcore than control (watermark applies)
   bool lenient_windows = false;  // otfp: frames outside their window still count (timing is liveness)
-  AcceptorLog* log = nullptr;    // otfp: the acceptor log (frames wait for their records)
+  AcceptorLog* log = nullptr;    // otfp: the acceptor log (the TX role checks a frame's records are durable)
 
   TscClock clock;
   rte_mempool* pkt_pool = nullptr;

@@ -19,7 +19,7 @@
 //   crash NODE [torn=BYTES]           NODE stops; its unsynced records are lost (or their first
 //                                     BYTES survive, a torn write)
 //   restart NODE                      a new incarnation replays NODE's log
-//   sync NODE hold|now|auto           records stay unsynced (frames wait for them) / sync what is
+//   sync NODE hold|now|auto           records stay unsynced (votes stay out of frames) / sync what is
 //                                     written / sync at once from now on (the default)
 //   expect decided I on=NODES [value=SENDERS|empty] [ballot=fast|classic]
 //   expect undecided I on=NODES

@@ -42,7 +42,7 @@ struct ClusterConfig {
   int kappa = 2;           // otfp: votes for cycle i travel in cycle i + kappa
   // [storage]: the otfp acceptor log ({node} in the path is replaced by the node id).
   std::string log_path;
-  bool log_sync = true;    // durability = sync: fdatasync before the votes leave; none: no sync
+  bool log_sync = true;    // durability = sync: votes leave once fdatasync made them durable; none: once written
   std::vector<Mac> node_macs;
   // [clients]: co-located applications (include/tob.h).
   int clients_max = 8;          // attached at once, 0..16

@@ -36,7 +36,7 @@ core::Result<std::unique_ptr<AcceptorLog>> AcceptorLog::open(const std::string& 
     got += static_cast<size_t>(n);
   }
   // A torn or corrupt tail (a crash during a write) is cut off: it held nothing a sent frame
-  // depended on (frames wait for durability), and records appended later must not sit behind it.
+  // depended on (frames carry only durable state), and records appended later must not sit behind it.
   const size_t valid = core::otfp_log_valid_bytes(existing);
   const size_t discarded = existing.size() - valid;
   if (discarded > 0) {

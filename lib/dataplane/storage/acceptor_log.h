@@ -1,9 +1,9 @@
 // The otfp acceptor log on disk (docs/protocol-otfp.md "Durability"). The control
 // lcore appends the engine's records (Actions::persist) to an in-memory byte ring, never
 // blocking; a control thread (`tob-log`) writes them to the file and, with durability sync,
-// fdatasync()s, then publishes how far the file is durable. A frame leaves the node only when
-// everything appended before it was built is durable (the TX role checks), which makes every
-// cycle's records one group commit.
+// fdatasync()s (one per round: group commit), then publishes how far the file is durable. The
+// engine puts a vote or a promise into a frame only once it is durable, and the TX role checks
+// that the records a frame names are.
 #pragma once
 
 #include <pthread.h>
