@@ -49,8 +49,8 @@ cluster
   --torn-tail P           otfp: a crash keeps a random prefix of the log records not yet
                           synced, with probability P (a torn write; else none of them;
                           needs --fsync-ns; default 0)
-  --fsync-ns MIN-MAX      otfp: each sync of the acceptor log takes MIN..MAX ns; frames wait
-                          for the records emitted before them (default 0-0: at once)
+  --fsync-ns MIN-MAX      otfp: each sync of the acceptor log takes MIN..MAX ns; a vote goes
+                          into a frame once its record is synced (default 0-0: at once)
   --nodes N               cluster size, 3..64 (default 4)
   --cycles C              cycles to simulate (default 200)
   --cycle-ns NS           cycle length (default N x 250000)
