@@ -106,7 +106,7 @@ Result<bool> NodeConfig::validate() const {
     return Error{"otfp: window " + std::to_string(otfp_window) + " + kappa " + std::to_string(kappa) + " + recovery " +
                  std::to_string(t.recovery) + " + heard " + std::to_string(t.heard) + " cycles must stay below " +
                  std::to_string(otfp::kCatchUpCycles) + " (what a node's instance ring lets it catch up): shorten " +
-                 "[timing] recovery_ns or heard_ns, or lengthen the cycle"};
+                 "[timing] recovery_ns or heard_ns (or stall_budget_ns, their default), or lengthen the cycle"};
   return validate_budget();
 }
 

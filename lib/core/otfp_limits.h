@@ -57,6 +57,22 @@ constexpr Timeouts timeouts(int64_t cycle_ns, int64_t heard_ns, int64_t recovery
   t.patience = static_cast<int>(want < reach ? want : (reach > t.recovery ? reach : t.recovery));
   return t;
 }
+// The stall budget ([timing] stall_budget_ns, docs/configuration.md "The stall budget"): the
+// longest stall of a node's loop (the host taking its CPU) that costs no suspicion and no tempo
+// hold. The heard and recovery timeouts default to 1.5 x the budget, rounded up to a whole
+// millisecond (13 ms -> 20 ms): stalls come in clusters on such hosts. The tempo window defaults
+// to the instances a stall of the budget leaves undelivered, plus kappa and a round after it
+// (kRoundCycles: phase 1, activation, phase 2, each waiting for a sync), at least 32, at most 64.
+inline constexpr int kRoundCycles = 8;
+constexpr int64_t timeout_for_budget(int64_t budget_ns) {
+  const int64_t ns = budget_ns + budget_ns / 2;
+  return (ns + 999'999) / 1'000'000 * 1'000'000;
+}
+constexpr int window_for_budget(int64_t budget_ns, int64_t cycle_ns, int kappa) {
+  const int64_t w = cycles_at_least(budget_ns, cycle_ns, 0) + kappa + kRoundCycles;
+  return static_cast<int>(w < 32 ? 32 : (w > 64 ? 64 : w));
+}
+
 // Whether a node's ring holds what catch-up needs with these timeouts (NodeConfig::validate).
 constexpr bool timeouts_fit(const Timeouts& t, int window, int kappa) {
   return window + kappa + t.recovery + t.heard < kCatchUpCycles;

@@ -476,6 +476,29 @@ TEST_CASE("otfp's timeouts are durations: 20, 20 and 4 ms by default, at least t
   CHECK(set.node.otfp_recovery_ns == 0);  // the floor: 4 cycles
 }
 
+TEST_CASE("otfp's stall budget sets the defaults of the heard and recovery timeouts and of the tempo window") {
+  // 13 ms by default: 1.5 x, rounded up to a millisecond, is 20 ms; the window stays 32.
+  const ClusterConfig d = load_ok_with(kGood, {{"timing.cycle_ns", "1000000"}});
+  CHECK(d.node.otfp_heard_ns == 20'000'000);
+  CHECK(d.node.otfp_window == 32);
+  // 20 ms at a 0.75 ms cycle: timeouts of 30 ms, a window of 27 + kappa 2 + 8 instances.
+  const ClusterConfig b = load_ok_with(kGood, {{"timing.cycle_ns", "750000"}, {"timing.stall_budget_ns", "20000000"}});
+  CHECK(b.node.otfp_heard_ns == 30'000'000);
+  CHECK(b.node.otfp_recovery_ns == 30'000'000);
+  CHECK(b.node.otfp_window == 37);
+  // A budget the instance ring cannot ride out at that cycle is refused, naming what to change.
+  CHECK_THAT(override_error(kGood, {{"timing.cycle_ns", "500000"}, {"timing.stall_budget_ns", "20000000"}}),
+             Catch::Contains("must stay below 126"));
+  // Keys given explicitly win over the budget's defaults.
+  const ClusterConfig e = load_ok_with(kGood, {{"timing.cycle_ns", "1000000"}, {"timing.stall_budget_ns", "20000000"},
+                                               {"timing.heard_ns", "25000000"}, {"timing.window", "40"}});
+  CHECK(e.node.otfp_heard_ns == 25'000'000);
+  CHECK(e.node.otfp_recovery_ns == 30'000'000);
+  CHECK(e.node.otfp_window == 40);
+  CHECK(tob::core::otfp::window_for_budget(100'000'000, 1'000'000, 2) == 64);  // capped
+  CHECK_THAT(override_error(kGood, {{"timing.stall_budget_ns", "-1"}}), Catch::Contains("stall_budget_ns"));
+}
+
 TEST_CASE("otfp timeouts longer than a node's instance ring can catch up are refused, naming the keys") {
   const std::string e = override_error(kGood, {{"timing.cycle_ns", "1000000"}, {"timing.recovery_ns", "100000000"}});
   CHECK_THAT(e, Catch::Contains("recovery 100"));

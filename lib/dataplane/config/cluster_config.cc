@@ -1,5 +1,6 @@
 #include "dataplane/config/cluster_config.h"
 
+#include "core/otfp_limits.h"
 #include "core/slot_budget.h"
 
 #include "dataplane/config/ini.h"
@@ -32,7 +33,8 @@ const std::set<std::string_view> kClusterKeys = {"name", "id", "nodes", "order",
 const std::set<std::string_view> kTimingKeys = {
     "clock",         "epoch_ns",        "cycle_ns",        "decision_margin_ns", "precision_ns",
     "copy_gap_ns",   "sends_per_slot",  "kappa",           "two_member_wait_cycles",
-    "rejoin_silence_cycles", "stall_limit_ns", "window", "rate_mbps", "heard_ns", "recovery_ns", "retry_ns"};
+    "rejoin_silence_cycles", "stall_limit_ns", "window", "rate_mbps", "heard_ns", "recovery_ns", "retry_ns",
+    "stall_budget_ns"};
 const std::set<std::string_view> kStorageKeys = {"path", "durability"};
 const std::set<std::string_view> kLimitsKeys = {"frame_bytes", "payload_bytes", "queue_msgs", "queue_bytes",
                                                 "batch_msgs", "slot_frames"};
@@ -301,17 +303,21 @@ core::Result<ClusterConfig> load_cluster_config(const std::string& path, const O
   TRY_INT(gap, "timing", "copy_gap_ns", 0, cycle_ns, &gap_d);
   TRY_INT(sends, "timing", "sends_per_slot", 1, 4, &two);
   TRY_INT(kappa, "timing", "kappa", 1, 16, &two);
-  const int64_t window_d = c.node.otfp_window;
+  // otfp's stall budget (core/otfp_limits.h): the longest stall of a node's loop the defaults of
+  // the timeouts and the tempo window ride out; this kind of host takes a vCPU for up to 13 ms.
+  const int64_t budget_d = 13'000'000;
+  TRY_INT(budget, "timing", "stall_budget_ns", 0, 1'000'000'000, &budget_d);
+  const int64_t window_d = core::otfp::window_for_budget(budget, cycle_ns, static_cast<int>(kappa));
   TRY_INT(window, "timing", "window", 4, 64, &window_d);
   const int64_t wait_d = c.node.two_member_wait_cycles;
   TRY_INT(wait, "timing", "two_member_wait_cycles", 1, 1'000'000, &wait_d);
   TRY_INT(silence, "timing", "rejoin_silence_cycles", 2, 1'000'000, &two);
   TRY_INT(stall, "timing", "stall_limit_ns", 0, INT64_MAX / 4, &zero);
   TRY_INT(rate, "timing", "rate_mbps", 0, 400'000, &zero);
-  // otfp's timeouts as durations (each at least its floor in cycles, core/otfp_limits.h): long
-  // enough by default to ride out this kind of host's stalls (a vCPU taken away for up to 13 ms)
-  // at short cycles; at 40 ms cycles the floors (2, 4 and 2 cycles) are longer anyway.
-  const int64_t heard_d = 20'000'000, recovery_d = 20'000'000, retry_d = 4'000'000;
+  // otfp's timeouts as durations (each at least its floor in cycles, core/otfp_limits.h): the heard
+  // and recovery timeouts ride out the stall budget by default; at 40 ms cycles the floors (2, 4
+  // and 2 cycles) are longer anyway.
+  const int64_t heard_d = core::otfp::timeout_for_budget(budget), recovery_d = heard_d, retry_d = 4'000'000;
   TRY_INT(heard, "timing", "heard_ns", 0, 10'000'000'000, &heard_d);
   TRY_INT(recovery, "timing", "recovery_ns", 0, 10'000'000'000, &recovery_d);
   TRY_INT(retry, "timing", "retry_ns", 0, 10'000'000'000, &retry_d);
