@@ -254,7 +254,11 @@ SEGMENTS_GEN_COUNT = 20_000  # 2000/s per node for 10 s: about 200 messages (13 
 def test_segments() -> None:
     """otfp with rate_mbps: each slot's batch spans several 1500-byte frames per copy."""
     seg = OtfpCluster(SEGMENTS_RUN, LOSS, SEGMENTS_GEN_COUNT)
-    seg.env.update(TOB_CONFIG_EXTRA="rate_mbps = 1000", TOB_BATCH_MSGS="512",
+    # The generators start with the daemons, and a node delivers from its own start on: the
+    # coordinator must not activate before the slowest node is up (on a loaded machine one took
+    # 0.4 s longer to start). A stall budget of 0.6 s makes it listen that long first (1.5 x:
+    # the heard timeout, docs/configuration.md "The stall budget").
+    seg.env.update(TOB_CONFIG_EXTRA="rate_mbps = 1000\nstall_budget_ns = 600000000", TOB_BATCH_MSGS="512",
                    TOB_DAEMON_ARGS=f"--gen-rate 2000 --gen-size 48 --gen-count {SEGMENTS_GEN_COUNT} --drop-rx {LOSS}")
     seg("down", check_rc=False)
     seg("up", str(NODES))
