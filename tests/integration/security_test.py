@@ -13,7 +13,10 @@ Checks, each reported as one case:
   - the key is rotated on the running cluster in three steps (accept the new key, send with it,
     drop the old), one step by telemetry and one by SIGHUP, and the cluster keeps delivering in
     one order without a removal; at the end every node sends with the new key;
-  - a bad key file is refused by /tob/keys/reload and the keys in use stay.
+  - a bad key file is refused by /tob/keys/reload and the keys in use stay;
+  - otfp with [ic] and 10% receive loss: every kind of frame the daemon sends (batch copies,
+    retransmissions in aux frames, IC frames) is authenticated and taken once: one order, IC
+    instances finish, no frame refused by authentication or replay protection.
 Ends with `N passed, M failed`. Needs root.
 """
 from __future__ import annotations
@@ -254,6 +257,25 @@ def test_rotation() -> None:
     KEY.write_text(f"{NEW}\n")
 
 
+def test_otfp_ic() -> None:
+    cluster("down", check_rc=False)
+    env = dict(ENV, TOB_ORDER="otfp", TOB_DURABILITY="none",
+               TOB_DAEMON_ARGS="--gen-rate 20 --gen-size 48 --drop-rx 0.1 --ic-gen-keys 4",
+               TOB_CONFIG_TAIL="[ic]\\nf = 1\\nperiod_cycles = 1\\nkeys_per_period = 16\\n"
+                               f"[security]\\nkey_file = {KEY}")
+    run_cluster(env, "up", str(NODES))
+    time.sleep(8)
+    same_order("otfp with [ic] and 10% loss delivers one order with authenticated frames", 100, [0] * NODES)
+    st = [stats(k) for k in range(NODES)]
+    refused = {name: [s[name] for s in st] for name in ("rx_auth_missing", "rx_auth_failed", "rx_replayed",
+                                                        "rx_auth_unexpected", "control_tx_seal_failed")}
+    served = sum(s["node_retransmit_served"] for s in st)
+    ic = [telemetry(k, "/tob/ic")["ic_instances_finished"] for k in range(NODES)]
+    check("batch copies, retransmissions (aux frames) and IC frames all pass authentication and replay protection",
+          all(v == 0 for vs in refused.values() for v in vs) and served > 0 and min(ic) > 20,
+          f"refusals {refused}, retransmitted segments served {served}, IC instances finished {ic}")
+
+
 def body() -> None:
     RUN.mkdir(parents=True, exist_ok=True)
     KEY.write_text(f"{OLD}\n")
@@ -268,6 +290,8 @@ def body() -> None:
     same_order("a cluster with a key delivers one order", 40, [0] * NODES)
     test_forgery_and_replay()
     test_rotation()
+    KEY.write_text(f"{OLD}\n")
+    test_otfp_ic()
 
 
 def teardown() -> None:
