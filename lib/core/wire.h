@@ -53,7 +53,8 @@ enum class Stage : uint8_t { inactive = 0, active = 1, member = 2 };
 // second copy: the same frame sent again (send-twice); aux: a frame of the slot besides its
 // copies (otfp retransmissions), numbered among the slot's aux frames, never a batch segment;
 // authenticated: an authentication trailer follows the CRC (docs/wire-format.md "Authenticated
-// frames"; the dataplane writes and checks it, the core never sees it).
+// frames"; the engines set the flag from NodeConfig::frame_flags, the dataplane writes and checks
+// the trailer, the core never sees it).
 enum FrameFlags : uint8_t { kFlagSecondCopy = 1u << 0, kFlagAux = 1u << 1, kFlagAuthenticated = 1u << 2 };
 
 enum class SectionType : uint8_t {

@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/engine_factory.h"
 #include "core/wire.h"
 #include "dataplane/security/auth_trailer.h"
 #include "dataplane/security/cluster_keys.h"
@@ -309,4 +310,27 @@ TEST_CASE("rotation: ClusterKeys reloads the file for both lcores, and keeps its
   REQUIRE_FALSE(stuck.ok());
   CHECK(stuck.error().message.find("has not taken") != std::string::npos);
   std::remove(path.c_str());
+}
+
+TEST_CASE("with frame_flags the engines encode every frame authenticated: sealing reseals nothing") {
+  for (core::Order order : {core::Order::mars, core::Order::otfp}) {
+    core::NodeConfig c;
+    c.schedule = core::ScheduleConfig::equal_slots(4, 10'000'000);
+    c.self = 1;
+    c.frame_flags = core::kFlagAuthenticated;
+    auto engine = core::make_engine(order, c);
+    REQUIRE(engine.ok());
+    size_t frames = 0;
+    for (int64_t t = 0; t < 40'000'000; t += 1'000'000) {
+      engine.value()->on_time(t);
+      for (const core::TxFrame& f : engine.value()->take_actions().tx) {
+        auto d = core::decode_frame(f.bytes);
+        REQUIRE(d.ok());
+        CHECK((d.view.header.flags & core::kFlagAuthenticated) != 0);
+        ++frames;
+      }
+    }
+    INFO("order " << core::to_string(order));
+    CHECK(frames > 0);
+  }
 }

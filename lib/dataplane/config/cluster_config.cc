@@ -409,6 +409,7 @@ core::Result<ClusterConfig> load_cluster_config(const std::string& path, const O
   n.cluster_id = c.cluster_id;
   c.frame_bytes_on_wire = static_cast<size_t>(frame);
   n.frame_bytes_max = static_cast<size_t>(frame) - trailer;
+  if (c.keys) n.frame_flags = core::kFlagAuthenticated;  // the engines mark every frame they encode
   n.payload_bytes_max = static_cast<size_t>(payload);
   n.queue_msgs_max = static_cast<size_t>(qmsgs);
   n.queue_bytes_max = static_cast<size_t>(qbytes);

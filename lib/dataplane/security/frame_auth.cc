@@ -10,8 +10,12 @@ namespace tob::dataplane::security {
 size_t seal_frame(std::span<uint8_t> frame, size_t frame_bytes, uint8_t copy, KeySet& keys) {
   TOB_ASSERT(frame_bytes >= core::kMinFrameBytes && frame.size() >= frame_bytes + kAuthTrailerBytes);
   TOB_ASSERT(keys.count() >= 1 && copy <= kCopyMax);
-  core::mark_authenticated(frame.first(frame_bytes));
-  const core::FrameHeader h = core::peek_header(frame.first(frame_bytes));
+  // The engines mark their frames when they encode them (NodeConfig::frame_flags): no reseal then.
+  core::FrameHeader h = core::peek_header(frame.first(frame_bytes));
+  if ((h.flags & core::kFlagAuthenticated) == 0) {
+    core::mark_authenticated(frame.first(frame_bytes));
+    h.flags = static_cast<uint8_t>(h.flags | core::kFlagAuthenticated);
+  }
   const std::span<uint8_t> trailer = frame.subspan(frame_bytes, kAuthTrailerBytes);
   write_trailer_prefix(trailer, copy, keys.send_id());
   Tag tag;
