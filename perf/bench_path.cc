@@ -13,6 +13,13 @@
 //     ring), publish, and ClientHub::serve (two attached clients' lag).
 // Not timed: the other three nodes, and the two clients reading the ring. ns_per_msg is
 // node 0's time over the messages it delivered (each delivered once to each of the two clients).
+// With auth=1 ([security], issue 21) node 0 also seals every frame it sends (the control role's
+// seal_frame into the mbuf) and verifies every frame it receives (verify_frame and the replay
+// window, as the RX role does), the other nodes' frames sealed beforehand, untimed: mac_share is
+// the GMAC's part of node 0's timed work (seal and verify calls over everything timed),
+// mac_ns_per_frame the GMAC per frame sent or received. The PMD's system calls (af_packet's send
+// and receive, several us per burst) are not in the timed work: the share of a frame's whole CPU
+// is lower than mac_share.
 // DPDK's EAL runs in memory, without hugepages, devices or shared files.
 #include <benchmark/benchmark.h>
 #include <rte_eal.h>
@@ -31,6 +38,9 @@
 #include "core/engine_factory.h"
 #include "core/wire.h"
 #include "dataplane/clients/client_hub.h"
+#include "dataplane/security/auth_trailer.h"
+#include "dataplane/security/frame_auth.h"
+#include "dataplane/security/replay_window.h"
 #include "engine_cluster.h"
 
 namespace {
@@ -60,8 +70,19 @@ NodeConfig base_config(size_t batch_msgs, size_t payload) {
 // through the client hub to two clients; node 0's work is timed (timed()).
 class PathCluster final : public tob::perf::EngineCluster {
  public:
-  PathCluster(Order order, size_t batch_msgs, size_t payload)
-      : EngineCluster(order, kNodes, base_config(batch_msgs, payload)) {
+  PathCluster(Order order, size_t batch_msgs, size_t payload, bool auth)
+      : EngineCluster(order, kNodes, base_config(batch_msgs, payload)), auth_(auth) {
+    if (auth_) {
+      tob::dataplane::security::KeyFile kf;
+      kf.count = 1;
+      kf.keys[0].bytes.fill(0x42);
+      kf.keys[0].id = tob::dataplane::security::key_id(kf.keys[0].bytes);
+      keys_ = tob::dataplane::security::KeySet(kf);
+      others_ = tob::dataplane::security::KeySet(kf);
+      // Generous: every copy, segment and aux frame the benchmark's slots may hold.
+      replay_ = std::make_unique<tob::dataplane::security::ReplayWindow>(
+          kNodes, tob::dataplane::security::FrameIdLayout{2, 64, 64, 0, 0});
+    }
     tob::dataplane::ClusterConfig cc;
     cc.name = "benchpath";
     cc.nodes = kNodes;
@@ -87,7 +108,7 @@ class PathCluster final : public tob::perf::EngineCluster {
     if (sub == nullptr || dlv == nullptr) fail("a ring memzone is missing");
     dlv_ = static_cast<const uint8_t*>(dlv->addr);
     producer_.init(static_cast<uint8_t*>(sub->addr), hub_->shm().sub_bytes, &hub_->shared()->slots[0].submit);
-    frames_ = rte_pktmbuf_pool_create("bench_frames", 8191, 256, 0, static_cast<uint16_t>(kEther + kFrameBytes + 128),
+    frames_ = rte_pktmbuf_pool_create("bench_frames", 8191, 256, 0, static_cast<uint16_t>(kEther + kFrameBytes + 128 + 32),
                                       SOCKET_ID_ANY);
     if (frames_ == nullptr) fail("no frame pool");
     start();
@@ -100,6 +121,8 @@ class PathCluster final : public tob::perf::EngineCluster {
   }
 
   uint64_t delivered0() const { return delivered0_; }
+  Clock::duration mac_time() const { return mac_time_; }
+  uint64_t mac_frames() const { return mac_frames_; }
   uint64_t client_reads() const { return client_reads_; }
   Clock::duration timed() const { return timed_; }
   void add_timed(Clock::duration d) { timed_ += d; }
@@ -121,17 +144,38 @@ class PathCluster final : public tob::perf::EngineCluster {
   }
 
  private:
-  // Node 0's RX: the PMD's copy into an mbuf, the decode, the engine, the mbuf freed.
+  // Node 0's RX: the PMD's copy into an mbuf, the decode, (auth: the tag and the replay window,)
+  // the engine, the mbuf freed.
   void receive(size_t j, const std::vector<uint8_t>& frame, const FrameView& view, int64_t at) override {
     if (j != 0) return EngineCluster::receive(j, frame, view, at);
+    size_t bytes = frame.size();
+    const uint8_t* src = frame.data();
+    if (auth_) {  // the sender's seal, not node 0's work
+      sealed_.assign(frame.begin(), frame.end());
+      sealed_.resize(frame.size() + tob::dataplane::security::kAuthTrailerBytes);
+      const uint8_t copy = (view.header.flags & kFlagAux) != 0 ? 2 : (view.header.flags & kFlagSecondCopy) != 0 ? 1 : 0;
+      if (tob::dataplane::security::seal_frame(sealed_, frame.size(), copy, others_) != sealed_.size()) fail("seal failed");
+      src = sealed_.data();
+      bytes = sealed_.size();
+    }
     const auto t0 = Clock::now();
     rte_mbuf* m = rte_pktmbuf_alloc(frames_);
     if (m == nullptr) fail("frame pool empty");
-    auto* p = reinterpret_cast<uint8_t*>(rte_pktmbuf_append(m, static_cast<uint16_t>(kEther + frame.size())));
+    auto* p = reinterpret_cast<uint8_t*>(rte_pktmbuf_append(m, static_cast<uint16_t>(kEther + bytes)));
     std::memset(p, 0, kEther);
-    std::memcpy(p + kEther, frame.data(), frame.size());
-    const DecodeResult r = decode_frame(std::span<const uint8_t>(p + kEther, frame.size()));
+    std::memcpy(p + kEther, src, bytes);
+    const std::span<const uint8_t> payload(p + kEther, bytes);
+    const DecodeResult r = decode_frame(payload);
     if (!r.ok()) fail("a frame does not decode");
+    if (auth_) {
+      const auto m0 = Clock::now();
+      const auto a = tob::dataplane::security::verify_frame(payload, r.view, keys_);
+      mac_time_ += Clock::now() - m0;
+      ++mac_frames_;
+      if (a.verdict != tob::dataplane::security::AuthVerdict::ok) fail("a frame does not verify");
+      const FrameHeader& h = r.view.header;
+      benchmark::DoNotOptimize(replay_->admit(h.sender, h.kind, a.copy, h.segment_index, h.cycle));
+    }
     node(0).on_frame(r.view, at);
     rte_pktmbuf_free(m);
     timed_ += Clock::now() - t0;
@@ -159,9 +203,17 @@ class PathCluster final : public tob::perf::EngineCluster {
   void make_item(const TxFrame& f) {
     rte_mbuf* m = rte_pktmbuf_alloc(frames_);
     if (m == nullptr) fail("frame pool empty");
-    auto* p = reinterpret_cast<uint8_t*>(rte_pktmbuf_append(m, static_cast<uint16_t>(kEther + f.bytes.size())));
+    const size_t bytes = f.bytes.size() + (auth_ ? tob::dataplane::security::kAuthTrailerBytes : 0);
+    auto* p = reinterpret_cast<uint8_t*>(rte_pktmbuf_append(m, static_cast<uint16_t>(kEther + bytes)));
     std::memset(p, 0, kEther);
     std::memcpy(p + kEther, f.bytes.data(), f.bytes.size());
+    if (auth_) {
+      const auto m0 = Clock::now();
+      if (tob::dataplane::security::seal_frame(std::span<uint8_t>(p + kEther, bytes), f.bytes.size(), f.copy, keys_) != bytes)
+        fail("seal failed");
+      mac_time_ += Clock::now() - m0;
+      ++mac_frames_;
+    }
     benchmark::DoNotOptimize(p);
     rte_pktmbuf_free(m);
   }
@@ -202,13 +254,21 @@ class PathCluster final : public tob::perf::EngineCluster {
   uint64_t delivered0_ = 0;
   uint64_t client_reads_ = 0;
   Clock::duration timed_{};
+  bool auth_ = false;
+  tob::dataplane::security::KeySet keys_;    // node 0's (seal and verify)
+  tob::dataplane::security::KeySet others_;  // the other nodes' seal, untimed
+  std::unique_ptr<tob::dataplane::security::ReplayWindow> replay_;
+  std::vector<uint8_t> sealed_;
+  Clock::duration mac_time_{};
+  uint64_t mac_frames_ = 0;
 };
 
 template <Order order>
 void BM_ControlPerMessage(benchmark::State& state) {
   const auto size = static_cast<size_t>(state.range(0));
   const auto per_node = static_cast<size_t>(state.range(1));
-  PathCluster cluster(order, per_node, size);
+  const bool auth = state.range(2) != 0;
+  PathCluster cluster(order, per_node, size, auth);
   const std::vector<uint8_t> payload(size, 0x6B);
   int64_t t = 0;
   auto one_cycle = [&] {
@@ -228,10 +288,21 @@ void BM_ControlPerMessage(benchmark::State& state) {
     if (!one_cycle()) break;
   const uint64_t before = cluster.delivered0();
   const uint64_t reads_before = cluster.client_reads();
+  const auto mac_before = cluster.mac_time();
+  const uint64_t mac_frames_before = cluster.mac_frames();
+  Clock::duration timed_total{};
   for (auto _ : state) {
     const auto timed_before = cluster.timed();
     if (!one_cycle()) state.SkipWithError("submit refused: the cluster does not keep up");
     state.SetIterationTime(std::chrono::duration<double>(cluster.timed() - timed_before).count());
+    timed_total += cluster.timed() - timed_before;
+  }
+  if (auth) {
+    const double mac_ns = std::chrono::duration<double, std::nano>(cluster.mac_time() - mac_before).count();
+    const auto frames = static_cast<double>(cluster.mac_frames() - mac_frames_before);
+    state.counters["mac_share"] = mac_ns / std::chrono::duration<double, std::nano>(timed_total).count();
+    state.counters["mac_ns_per_frame"] = frames > 0 ? mac_ns / frames : 0;
+    state.counters["frames_per_cycle"] = frames / static_cast<double>(state.iterations());
   }
   const double delivered = static_cast<double>(cluster.delivered0() - before);
   const double expected = static_cast<double>(state.iterations()) * kNodes * static_cast<double>(per_node);
@@ -241,9 +312,11 @@ void BM_ControlPerMessage(benchmark::State& state) {
   state.counters["delivered_per_cycle"] = delivered / static_cast<double>(state.iterations());
   state.counters["ns_per_msg"] = benchmark::Counter(delivered, benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
-BENCHMARK(BM_ControlPerMessage<Order::mars>)->ArgNames({"size", "msgs"})->Args({64, 256})->Args({64, 4096})->Args({1024, 256})
+BENCHMARK(BM_ControlPerMessage<Order::mars>)->ArgNames({"size", "msgs", "auth"})
+    ->ArgsProduct({{64, 1024}, {256}, {0, 1}})->Args({64, 4096, 0})->Args({64, 4096, 1})
     ->UseManualTime()->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_ControlPerMessage<Order::otfp>)->ArgNames({"size", "msgs"})->Args({64, 256})->Args({64, 4096})->Args({1024, 256})
+BENCHMARK(BM_ControlPerMessage<Order::otfp>)->ArgNames({"size", "msgs", "auth"})
+    ->ArgsProduct({{64, 1024}, {256}, {0, 1}})->Args({64, 4096, 0})->Args({64, 4096, 1})
     ->UseManualTime()->Unit(benchmark::kMicrosecond);
 
 }  // namespace

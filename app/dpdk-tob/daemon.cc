@@ -18,6 +18,7 @@
 #include <cstring>
 
 #include "core/engine_factory.h"
+#include "core/otfp_limits.h"
 #include "core/otfp_node.h"
 #include "core/slot_budget.h"
 #include "dataplane/observe/log.h"
@@ -37,9 +38,34 @@ constexpr int64_t kRefitIntervalNs = 100'000'000;
 constexpr int64_t kClockStepNs = 1'000'000;
 
 std::atomic<bool>* g_quit = nullptr;
+std::atomic<bool>* g_reload_keys = nullptr;
 
 void on_signal(int) {
   if (g_quit != nullptr) g_quit->store(true, std::memory_order_relaxed);
+}
+
+// SIGHUP: the key file is re-read by the I/O thread (never in the handler, never on an lcore).
+void on_sighup(int) {
+  if (g_reload_keys != nullptr) g_reload_keys->store(true, std::memory_order_relaxed);
+}
+
+// Where each frame one sender sends in a cycle gets its bit in the replay window: the engine's
+// copies of its segments, otfp's retransmission frames (as many as OtfpNode provisions), the IC
+// frames per copy.
+security::FrameIdLayout frame_id_layout(const ClusterConfig& cfg, const core::NodeConfig& n) {
+  security::FrameIdLayout l;
+  l.copies = n.schedule.sends_per_slot;
+  const core::NodeConfig otfp = core::OtfpNode::budget_config(n);
+  for (size_t k = 0; k < n.schedule.slots.size(); ++k) {
+    const auto id = static_cast<core::NodeId>(k);
+    l.segments = std::max({l.segments, n.frames_per_copy(id), cfg.order == Order::otfp ? otfp.frames_per_copy(id) : 1});
+  }
+  if (cfg.order == Order::otfp) l.aux_frames = core::otfp::kAuxFramesMin + l.copies * (l.segments / 2);
+  if (cfg.ic) {
+    l.ic_copies = cfg.ic->copies;
+    l.ic_frames_per_copy = static_cast<int>(cfg.ic_frames_per_slot / static_cast<size_t>(cfg.ic->copies));
+  }
+  return l;
 }
 
 int fail(int code, const std::string& message) {
@@ -299,7 +325,7 @@ int Daemon::create_pools_and_rings() {
   const int socket = std::max(0, rte_eth_dev_socket_id(opt_.port_id));
   // The largest frame with its Ethernet header and FCS, and what the port's RX queue insists on
   // (net_af_packet: its ring slot, framesz - 32).
-  const size_t frame_room = std::max({size_t{2048}, ctx.ether_bytes + cfg.node.frame_bytes_max + 4,
+  const size_t frame_room = std::max({size_t{2048}, ctx.ether_bytes + cfg.frame_bytes_on_wire + 4,
                                       rx_data_room_min(port_info_->frame)});
   const RingSizes rings = ring_sizes(node_config_, cfg.ic_frames_per_slot);
   // + IC frames held for the engine's (two slots' worth, control_role.h).
@@ -335,7 +361,7 @@ int Daemon::start_port_and_clocks() {
   const ClusterConfig& cfg = *cfg_;
   DaemonContext& ctx = *ctx_;
   auto port = start_port(opt_.port_id, *profile_, ctx.pkt_pool, cfg.node_macs[self_], port_info_->frame, ctx.ether_bytes,
-                         cfg.node.frame_bytes_max, use_nic_);
+                         cfg.frame_bytes_on_wire, use_nic_);
   if (!port) return fail_started(kExitRuntime, port.error().message);
   port_started_ = true;
   // The NIC clock is fitted once the port runs (mlx5 switches clocks when Tx scheduling starts).
@@ -365,6 +391,13 @@ int Daemon::create_engines() {
   earlier_log_ = {};  // replayed
   ctx.log = acceptor_log_.get();
   ctx.lenient_windows = cfg.order == Order::otfp;
+  // [security]: the keys of both lcores and the replay window, made here, off the lcores.
+  if (cfg.keys) {
+    keys_ = std::make_unique<security::ClusterKeys>(cfg.key_file, *cfg.keys);
+    replay_ = std::make_unique<security::ReplayWindow>(cfg.nodes, frame_id_layout(cfg, node_config_));
+    ctx.keys = keys_.get();
+    ctx.replay = replay_.get();
+  }
   // Interactive consistency next to the engine ([ic]), and the applications' side of its store.
   if (!cfg.ic) return kExitOk;
   auto ic = core::IcNode::create(node_config_, *cfg.ic);
@@ -428,6 +461,10 @@ int Daemon::launch() {
   sa.sa_handler = on_signal;
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
+  g_reload_keys = &ctx.reload_keys;
+  struct sigaction hup {};
+  hup.sa_handler = on_sighup;
+  sigaction(SIGHUP, &hup, nullptr);
   print_start_report();
   if (!io_->start() || (acceptor_log_ != nullptr && !acceptor_log_->start()))
     return fail_started(kExitRuntime, "cannot start the I/O and log threads");
@@ -456,6 +493,13 @@ void Daemon::print_start_report() const {
                     ? (", cut off a damaged tail of " + std::to_string(acceptor_log_->discarded_on_open()) + " bytes")
                           .c_str()
                     : "");
+  if (keys_ != nullptr)
+    std::printf("dpdk-tob: frames authenticated (AES-256-GMAC, %s): %s; replay window %" PRIu64 " cycles x %zu frames per sender\n",
+                cfg.key_file.c_str(), security::ClusterKeys::describe(*cfg.keys).c_str(),
+                security::ReplayWindow::kWindowCycles, replay_->layout().bits());
+  else
+    std::printf("dpdk-tob: frames are NOT authenticated (no [security] in %s): any host on the segment can forge "
+                "them (docs/configuration.md \"[security]\")\n", cfg.path.c_str());
   // With [timing] rate_mbps the slot budget was checked for every node when the configuration
   // was read (core/slot_budget.h): say what this node's slot carries.
   if (node_config_.rate_mbps > 0) {
@@ -470,7 +514,7 @@ void Daemon::print_start_report() const {
   if (rte_eth_link link{}; node_config_.rate_mbps == 0 && rte_eth_link_get_nowait(opt_.port_id, &link) == 0 && link.link_speed != RTE_ETH_SPEED_NUM_NONE &&
                            link.link_speed != RTE_ETH_SPEED_NUM_UNKNOWN) {
     const auto frames = static_cast<uint64_t>(node_config_.schedule.sends_per_slot) + 1 + cfg.ic_frames_per_slot;
-    const uint64_t wire_bits = frames * (ctx.ether_bytes + cfg.node.frame_bytes_max + 24) * 8;
+    const uint64_t wire_bits = frames * (ctx.ether_bytes + cfg.frame_bytes_on_wire + 24) * 8;
     const auto airtime_ns = static_cast<int64_t>(wire_bits * 1000 / link.link_speed);  // link_speed in Mbit/s
     const int64_t slot_ns = node_config_.schedule.slots[self_].length_ns;
     std::printf("dpdk-tob: link %u Mbit/s: %" PRIu64 " full frames per slot need %.1f us of the %.1f us slot\n",
@@ -524,6 +568,7 @@ int Daemon::stop(int code) {
   code = report_statistics(code);
   std::fflush(stdout);
   g_quit = nullptr;
+  g_reload_keys = nullptr;
   if (port_started_) stop_port(opt_.port_id);
   port_started_ = false;
   release_eal();

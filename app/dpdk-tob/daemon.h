@@ -97,6 +97,8 @@ class Daemon {
   std::optional<core::IcNode> ic_node_;
   std::optional<core::IcFaultInjector> ic_faults_;  // --ic-fault
   std::optional<dataplane::IoThread> io_;
+  std::unique_ptr<dataplane::security::ClusterKeys> keys_;      // [security]
+  std::unique_ptr<dataplane::security::ReplayWindow> replay_;  // [security]
   // 3. launch
   std::optional<dataplane::RxRole> rx_;
   std::optional<dataplane::TxRole> tx_;

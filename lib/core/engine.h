@@ -56,6 +56,10 @@ struct NodeConfig {
   int64_t rate_mbps = 0;                // the ports' rate ([timing] rate_mbps); 0: one frame per copy, unchecked
   int slot_frames_max = 0;              // [limits] slot_frames: cap on frames per copy (0: the budget's)
   int aux_frames = 0;                   // frames per slot besides the copies (IC round data)
+  // Header flags every frame this node encodes carries besides its own (wire.h FrameFlags):
+  // kFlagAuthenticated with [security], whose trailer the dataplane appends after the CRC; set
+  // here so that the CRC covers it from the start and nothing reseals it.
+  uint8_t frame_flags = 0;
 
   Result<bool> validate() const;
   // Every node's slot carries its frames at rate_mbps (core/slot_budget.h); part of validate().

@@ -289,6 +289,7 @@ void IcNode::transmit(int64_t cycle, int64_t now_ns, std::span<const IcMessage> 
   p.cycle = static_cast<uint64_t>(cycle);
   p.chunk_bytes = config_.chunk_bytes;
   p.frame_bytes_max = node_config_.frame_bytes_max;
+  p.flags = node_config_.frame_flags;
   const size_t frames = emit_ic_copies(messages, p, config_.copies, frames_max_, tx_ns, tx_bytes_, tx_lengths_, actions_.tx);
   TOB_ASSERT(frames > 0);  // the buffers are sized for every round message at once
   counters_.frames_tx += frames * static_cast<uint64_t>(config_.copies);

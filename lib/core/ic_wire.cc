@@ -120,7 +120,7 @@ size_t emit_ic_copies(std::span<const IcMessage> messages, IcFrameParams p, int 
                       std::span<uint8_t> buffer, std::span<size_t> lengths, std::vector<TxFrame>& out) {
   size_t frames = 0;
   for (int copy = 0; copy < copies; ++copy) {
-    p.flags = copy > 0 ? kFlagSecondCopy : 0;
+    p.flags = static_cast<uint8_t>((p.flags & ~kFlagSecondCopy) | (copy > 0 ? kFlagSecondCopy : 0));
     const size_t base = static_cast<size_t>(copy) * frames_max * p.frame_bytes_max;
     if (buffer.size() < base + frames_max * p.frame_bytes_max) return 0;
     frames = encode_ic_frames(messages, p, buffer.subspan(base, frames_max * p.frame_bytes_max), lengths);

@@ -475,7 +475,7 @@ void MarsNode::transmit(const Turn& t) {
     for (uint16_t j = 0; j < segments; ++j) {
       const size_t off = ((static_cast<size_t>(tx_turn_) * copies + copy) * frames + j) * config_.frame_bytes_max;
       std::span<uint8_t> buf(tx_bytes_.data() + off, config_.frame_bytes_max);
-      h.flags = copy == 0 ? 0 : kFlagSecondCopy;
+      h.flags = static_cast<uint8_t>((copy == 0 ? 0 : kFlagSecondCopy) | config_.frame_flags);
       h.segment_index = j;
       FrameWriter w(buf);
       w.begin(h);

@@ -223,6 +223,7 @@ FrameHeader OtfpNode::header(const Turn& t, uint16_t segment_index, uint16_t seg
   h.view_vector = alive_;
   h.segment_index = segment_index;
   h.segment_count = segment_count;
+  h.flags = config_.frame_flags;
   return h;
 }
 
@@ -480,7 +481,7 @@ size_t OtfpNode::build_retransmissions(const Turn& t, uint8_t* at) {
   while (q < serve_count_ && frames < aux_frames_max_) {
     FrameWriter w(std::span<uint8_t>(at + frames * frame, frame));
     FrameHeader h = header(t, 0, 1);
-    h.flags = kFlagAux;
+    h.flags = static_cast<uint8_t>(h.flags | kFlagAux);
     w.begin(h);
     w.add_section(SectionType::otfp_state, 0, state);
     size_t sections = 0;

@@ -180,6 +180,29 @@ void mark_second_copy(std::span<uint8_t> frame) {
   store_be32(frame.data() + frame.size() - kTrailerBytes, crc32c(frame.first(frame.size() - kTrailerBytes)));
 }
 
+void mark_authenticated(std::span<uint8_t> frame) {
+  TOB_ASSERT(frame.size() >= kMinFrameBytes);
+  frame[7] |= kFlagAuthenticated;
+  store_be32(frame.data() + frame.size() - kTrailerBytes, crc32c(frame.first(frame.size() - kTrailerBytes)));
+}
+
+FrameHeader peek_header(std::span<const uint8_t> frame) {
+  TOB_ASSERT(frame.size() >= kMinFrameBytes);
+  const uint8_t* p = frame.data();
+  FrameHeader h;
+  h.kind = static_cast<FrameKind>(p[3]);
+  h.cluster_id = load_be16(p + 4);
+  h.sender = p[6];
+  h.flags = p[7];
+  h.cycle = load_be64(p + 8);
+  h.segment_index = load_be16(p + 16);
+  h.segment_count = load_be16(p + 18);
+  h.view_vector = load_be64(p + 20);
+  h.stage = static_cast<Stage>(p[28]);
+  h.suspected = p[29];
+  return h;
+}
+
 void renumber_segments(std::span<uint8_t> frame, uint16_t index, uint16_t count) {
   TOB_ASSERT(frame.size() >= kMinFrameBytes && index < count);
   store_be16(frame.data() + 16, index);

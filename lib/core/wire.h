@@ -51,8 +51,11 @@ enum class FrameKind : uint8_t { slot = 1, ic = 2 };
 enum class Stage : uint8_t { inactive = 0, active = 1, member = 2 };
 
 // second copy: the same frame sent again (send-twice); aux: a frame of the slot besides its
-// copies (otfp retransmissions), numbered among the slot's aux frames, never a batch segment.
-enum FrameFlags : uint8_t { kFlagSecondCopy = 1u << 0, kFlagAux = 1u << 1 };
+// copies (otfp retransmissions), numbered among the slot's aux frames, never a batch segment;
+// authenticated: an authentication trailer follows the CRC (docs/wire-format.md "Authenticated
+// frames"; the engines set the flag from NodeConfig::frame_flags, the dataplane writes and checks
+// the trailer, the core never sees it).
+enum FrameFlags : uint8_t { kFlagSecondCopy = 1u << 0, kFlagAux = 1u << 1, kFlagAuthenticated = 1u << 2 };
 
 enum class SectionType : uint8_t {
   app_batch = 1,
@@ -132,6 +135,12 @@ DecodeResult decode_frame(std::span<const uint8_t> bytes);
 // Turns an encoded frame into its second copy of a send-twice pair (seed 000 §5.1): sets the
 // flag and reseals the CRC, which covers it.
 void mark_second_copy(std::span<uint8_t> frame);
+// Marks an encoded frame as followed by an authentication trailer: sets the flag and reseals the
+// CRC (the trailer itself lies after the CRC and is the dataplane's, docs/wire-format.md).
+void mark_authenticated(std::span<uint8_t> frame);
+// The header of a frame this node encoded (FrameWriter): read back without any check, for the
+// dataplane that authenticates it.
+FrameHeader peek_header(std::span<const uint8_t> frame);
 // Rewrites an encoded frame's segment numbers and reseals the CRC (frames numbered once the
 // slot knows how many it has).
 void renumber_segments(std::span<uint8_t> frame, uint16_t index, uint16_t count);

@@ -20,6 +20,8 @@
 #include "dataplane/storage/acceptor_log.h"
 #include "dataplane/config/cluster_config.h"
 #include "dataplane/port/ether.h"
+#include "dataplane/security/cluster_keys.h"
+#include "dataplane/security/replay_window.h"
 #include "dataplane/config/options.h"
 #include "dataplane/shm/seqlock.h"
 #include "dataplane/observe/stats.h"
@@ -98,6 +100,11 @@ struct DaemonContext {
   bool split_rx = false;   // RX runs on another lcore than control (watermark applies)
   bool lenient_windows = false;  // otfp: frames outside their window still count (timing is liveness)
   AcceptorLog* log = nullptr;    // otfp: the acceptor log (the TX role checks a frame's records are durable)
+  // [security] (docs/wire-format.md "Authenticated frames"): the keys (the control role seals with
+  // its bank, the RX role verifies with its own) and the RX role's replay window; nullptr without.
+  security::ClusterKeys* keys = nullptr;
+  security::ReplayWindow* replay = nullptr;
+  std::atomic<bool> reload_keys{false};  // SIGHUP: the I/O thread re-reads the key file
 
   TscClock clock;
   rte_mempool* pkt_pool = nullptr;

@@ -8,7 +8,9 @@
 -- (once installed, `tshark -G fields | grep -P '\ttob\.'` lists them). It shows the header, every section type
 -- (application batch and each message, membership, otfp votes, phases, decisions, state,
 -- retransmission requests and data, IC round chunks), second copies, segments, and checks the
--- CRC32C trailer (tob.crc.status: Good or Bad).
+-- CRC32C trailer (tob.crc.status: Good or Bad), and the authentication trailer of frames of a
+-- cluster with [security] (header flag bit 2; tob.auth.*: copy, key id, GMAC tag). The tag is shown,
+-- not checked: the dissector has no key.
 --
 -- A frame the daemon's decoder (lib/core/wire.cc, decode_frame) would refuse is shown with
 -- the same reason in `tob.error` and as expert info of group Malformed; a section body that its
@@ -26,6 +28,7 @@ local MAGIC = 0x70B1
 local HEADER_BYTES = 36
 local SECTION_HEADER_BYTES = 4
 local TRAILER_BYTES = 4
+local AUTH_TRAILER_BYTES = 20  -- after the CRC when flag bit 2 is set ([security])
 local MAX_NODES = 64
 local NO_NODE = 0xFF
 
@@ -90,6 +93,7 @@ local F = {
   flags = ProtoField.uint8("tob.flags", "Flags", base.HEX),
   second_copy = ProtoField.bool("tob.flags.second_copy", "Second copy", 8, nil, 0x01),
   aux = ProtoField.bool("tob.flags.aux", "Aux frame (version 2: not a batch segment)", 8, nil, 0x02),
+  authenticated = ProtoField.bool("tob.flags.authenticated", "Authenticated (a trailer follows the CRC)", 8, nil, 0x04),
   cycle = ProtoField.uint64("tob.cycle", "Cycle", base.DEC),
   seg_index = ProtoField.uint16("tob.segment.index", "Segment index", base.DEC),
   seg_count = ProtoField.uint16("tob.segment.count", "Segment count", base.DEC),
@@ -104,6 +108,11 @@ local F = {
   crc_status = ProtoField.uint8("tob.crc.status", "CRC status", base.DEC, CRC_STATUS),
   error = ProtoField.string("tob.error", "Refused by the decoder"),
   padding = ProtoField.bytes("tob.padding", "Bytes after the CRC (Ethernet padding)"),
+  auth = ProtoField.none("tob.auth", "Authentication trailer (docs/wire-format.md \"Authenticated frames\")"),
+  auth_copy = ProtoField.uint8("tob.auth.copy", "Copy in the slot (aux frames: sends per slot)", base.DEC),
+  auth_reserved = ProtoField.uint8("tob.auth.reserved", "Reserved", base.HEX),
+  auth_key_id = ProtoField.uint16("tob.auth.key_id", "Key id", base.HEX),
+  auth_tag = ProtoField.bytes("tob.auth.tag", "AES-256-GMAC tag (not checked: no key here)"),
 
   section = ProtoField.none("tob.section", "Section"),
   sec_type = ProtoField.uint8("tob.section.type", "Type", base.DEC, SECTION),
@@ -180,8 +189,10 @@ local E = {
   bad_crc = ProtoExpert.new("tob.crc.bad", "Bad CRC32C", expert.group.CHECKSUM, expert.severity.ERROR),
   unknown_section = ProtoExpert.new("tob.section.unknown", "Unknown section type (receivers skip it)",
     expert.group.UNDECODED, expert.severity.NOTE),
+  auth_bad = ProtoExpert.new("tob.auth.bad", "Authentication trailer cut short or malformed (receivers with a key refuse it: rx_auth_failed)",
+    expert.group.MALFORMED, expert.severity.ERROR),
 }
-tob.experts = { E.malformed, E.section_malformed, E.bad_crc, E.unknown_section }
+tob.experts = { E.malformed, E.section_malformed, E.bad_crc, E.unknown_section, E.auth_bad }
 
 -- --- helpers ------------------------------------------------------------------------------------
 
@@ -494,6 +505,7 @@ function tob.dissector(tvb, pinfo, root)
   local ft = tree:add(F.flags, tvb:range(7, 1))
   ft:add(F.second_copy, tvb:range(7, 1))
   ft:add(F.aux, tvb:range(7, 1))
+  ft:add(F.authenticated, tvb:range(7, 1))
   tree:add(F.cycle, tvb:range(8, 8))
   tree:add(F.seg_index, tvb:range(16, 2))
   tree:add(F.seg_count, tvb:range(18, 2))
@@ -528,7 +540,30 @@ function tob.dissector(tvb, pinfo, root)
     ct:append_text(string.format(" [invalid, computed 0x%08x]", computed))
     ct:add_proto_expert_info(E.bad_crc, string.format("Bad CRC32C: 0x%08x on the wire, 0x%08x computed", crc, computed))
   end
-  if len > frame_bytes then tree:add(F.padding, tvb:range(frame_bytes, len - frame_bytes)) end
+  -- The authentication trailer (lib/dataplane/security/auth_trailer.h), then Ethernet padding.
+  local after = frame_bytes
+  local authenticated = band(flags, 4) ~= 0
+  if authenticated then
+    local at = tree:add(F.auth, tvb:range(frame_bytes, math.min(AUTH_TRAILER_BYTES, len - frame_bytes)))
+    if len - frame_bytes < AUTH_TRAILER_BYTES then
+      at:add_proto_expert_info(E.auth_bad, string.format("%d bytes after the CRC, the trailer is %d",
+        len - frame_bytes, AUTH_TRAILER_BYTES))
+      after = len
+    else
+      local copy = tvb:range(frame_bytes, 1):uint()
+      local reserved = tvb:range(frame_bytes + 1, 1):uint()
+      at:add(F.auth_copy, tvb:range(frame_bytes, 1))
+      at:add(F.auth_reserved, tvb:range(frame_bytes + 1, 1))
+      at:add(F.auth_key_id, tvb:range(frame_bytes + 2, 2))
+      at:add(F.auth_tag, tvb:range(frame_bytes + 4, 16))
+      if copy > 7 or reserved ~= 0 then
+        at:add_proto_expert_info(E.auth_bad, "copy above 7 or reserved byte not 0")
+      end
+      at:append_text(string.format(", key 0x%04x, copy %d", tvb:range(frame_bytes + 2, 2):uint(), copy))
+      after = frame_bytes + AUTH_TRAILER_BYTES
+    end
+  end
+  if len > after then tree:add(F.padding, tvb:range(after, len - after)) end
 
   local refused = nil
   if not crc_ok then refused = "CRC mismatch"
@@ -600,6 +635,7 @@ function tob.dissector(tvb, pinfo, root)
   if kind == 1 then info = info .. string.format(" %s view {%s}", STAGE[stage] or tostring(stage), node_list(view)) end
   if band(flags, 1) ~= 0 then info = info .. " (2nd copy)" end
   if band(flags, 2) ~= 0 then info = info .. " (aux)" end
+  if authenticated then info = info .. " [auth]" end
   if ctx.messages > 0 then info = info .. string.format(", %d msgs", ctx.messages) end
   if #names > 0 then
     local parts = {}

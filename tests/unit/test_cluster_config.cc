@@ -505,3 +505,39 @@ TEST_CASE("otfp timeouts longer than a node's instance ring can catch up are ref
   CHECK_THAT(e, Catch::Contains("[timing] recovery_ns or heard_ns"));
   CHECK_THAT(override_error(kGood, {{"timing.heard_ns", "-1"}}), Catch::Contains("heard_ns"));
 }
+
+TEST_CASE("[security] key_file loads the keys and keeps the trailer's 20 bytes out of the engines' frames") {
+  const std::string key = write(std::string(64, 'a') + "\n");
+  const std::string path = write(std::string(kGood) + "[limits]\nframe_bytes = 1500\n[security]\nkey_file = " + key + "\n");
+  auto r = load_cluster_config(path);
+  std::remove(path.c_str());
+  std::remove(key.c_str());
+  REQUIRE(r.ok());
+  REQUIRE(r.value().keys.has_value());
+  CHECK(r.value().keys->count == 1);
+  CHECK(r.value().key_file == key);
+  CHECK(r.value().frame_bytes_on_wire == 1500);
+  CHECK(r.value().node.frame_bytes_max == 1480);
+}
+
+TEST_CASE("without [security] frames carry no trailer") {
+  const std::string path = write(kGood);
+  auto r = load_cluster_config(path);
+  std::remove(path.c_str());
+  REQUIRE(r.ok());
+  CHECK_FALSE(r.value().keys.has_value());
+  CHECK(r.value().frame_bytes_on_wire == r.value().node.frame_bytes_max);
+}
+
+TEST_CASE("[security] without a usable key file is refused naming the config, the key file and the reason") {
+  expect_error(std::string(kGood) + "[security]\n", "[security] key_file: missing (required)");
+  expect_error(std::string(kGood) + "[security]\nkey_file = /nonexistent/tob.key\n",
+               "[security] key_file: /nonexistent/tob.key: cannot open the key file: No such file");
+  const std::string shortkey = write(std::string(63, 'a'));
+  expect_error(std::string(kGood) + "[security]\nkey_file = " + shortkey + "\n", "63 characters");
+  std::remove(shortkey.c_str());
+  const std::string empty = write("");
+  expect_error(std::string(kGood) + "[security]\nkey_file = " + empty + "\n", empty + ": empty");
+  std::remove(empty.c_str());
+  expect_error(std::string(kGood) + "[security]\nkey = x\n", "key");
+}

@@ -157,6 +157,32 @@ def corpus(corpus_dir: Path, tmp: Path) -> None:
           str([r["tob.crc.status"] for r in bad_crc]))
 
 
+def authenticated(tmp: Path) -> None:
+    """Frames of a cluster with [security] (docs/wire-format.md "Authenticated frames"): flag bit 2,
+    the 20-byte trailer after the CRC (copy, reserved, key id, tag), then padding; a cut trailer
+    is flagged malformed, and the frame itself still decodes."""
+    sys.path.insert(0, str(REPO / "tests/integration"))
+    from inject_frames import crc32c  # noqa: E402
+    membership = bytes([8, 0, 0, 8]) + (0b1111).to_bytes(8, "big")
+    header = struct.pack(">HBBHBBQHHQBBHI", 0x70B1, 2, 1, 7, 2, 0x04 | 0x01, 123456, 0, 1, 0b1111, 2, 0xFF, 1,
+                         len(membership))
+    body = header + membership
+    frame = body + struct.pack(">I", crc32c(body))
+    trailer = bytes([1, 0, 0xAB, 0xCD]) + bytes(range(16))
+    eth = CLUSTER_MAC + SENDER_MAC + ETHERTYPE
+    pcap = tmp / "auth.pcap"
+    write_pcap(pcap, [eth + frame + trailer + bytes(6), eth + frame + trailer[:7]])
+    rows, other = tshark(pcap, ["tob.flags.authenticated", "tob.auth.copy", "tob.auth.key_id", "tob.auth.tag",
+                                "tob.error", "tob.crc.status", "_ws.expert.message"])
+    ok = (len(rows) == 2 and "Lua Error" not in other and rows[0]["tob.flags.authenticated"] == ["1"]
+          and rows[0]["tob.auth.copy"] == ["1"] and rows[0]["tob.auth.key_id"] == ["0xabcd"]
+          and rows[0]["tob.auth.tag"] == [bytes(range(16)).hex()] and not rows[0]["tob.error"]
+          and rows[0]["tob.crc.status"] == ["1"])
+    check("an authenticated frame shows its trailer: copy, key id and tag", ok, str(rows[:1]) + ("" if ok else other[-300:]))
+    cut = len(rows) == 2 and any("trailer is 20" in m for m in rows[1]["_ws.expert.message"]) and not rows[1]["tob.error"]
+    check("a cut authentication trailer is flagged malformed, the frame itself still decodes", cut, str(rows[1:]))
+
+
 def main() -> int:
     if len(sys.argv) != 3:
         print(__doc__.strip(), file=sys.stderr)
@@ -169,6 +195,7 @@ def main() -> int:
         tmp = Path(d)
         golden(Path(sys.argv[1]), tmp)
         corpus(Path(sys.argv[2]), tmp)
+        authenticated(tmp)
     from harness import results  # noqa: E402
     passed = sum(1 for _, ok, _ in results if ok)
     print(f"{passed} passed, {len(results) - passed} failed")

@@ -5,6 +5,7 @@
 
 #include "dataplane/config/ini.h"
 #include "dataplane/config/numbers.h"
+#include "dataplane/security/auth_trailer.h"
 
 #include <rte_cfgfile.h>
 
@@ -39,6 +40,7 @@ const std::set<std::string_view> kStorageKeys = {"path", "durability"};
 const std::set<std::string_view> kLimitsKeys = {"frame_bytes", "payload_bytes", "queue_msgs", "queue_bytes",
                                                 "batch_msgs", "slot_frames"};
 const std::set<std::string_view> kClientsKeys = {"max", "ring", "history"};
+const std::set<std::string_view> kSecurityKeys = {"key_file"};
 const std::set<std::string_view> kNodeKeys = {"mac", "slot_offset_ns", "slot_length_ns"};
 const std::set<std::string_view> kIcKeys = {"f",           "period_cycles", "keys_per_period", "key_bytes",
                                             "value_bytes", "store_keys",    "versions_per_key", "chunk_bytes",
@@ -236,6 +238,7 @@ core::Result<ClusterConfig> load_cluster_config(const std::string& path, const O
     else if (sec == "clients") keys = &kClientsKeys;
     else if (sec == "storage") keys = &kStorageKeys;
     else if (sec == "ic") keys = &kIcKeys;
+    else if (sec == "security") keys = &kSecurityKeys;
     else if (sec.rfind("node.", 0) == 0) {
       char* end = nullptr;
       const long k = std::strtol(sec.c_str() + 5, &end, 10);
@@ -245,7 +248,7 @@ core::Result<ClusterConfig> load_cluster_config(const std::string& path, const O
         return rd.error(sec, "", "appears twice (as another spelling of node " + std::to_string(k) + ")");
       keys = &kNodeKeys;
     } else {
-      return rd.error(sec, "", "unknown section (known: cluster, timing, limits, clients, storage, ic, node.K)");
+      return rd.error(sec, "", "unknown section (known: cluster, timing, limits, clients, storage, ic, security, node.K)");
     }
     const std::vector<std::string_view> prefixes = sec == "ic" ? std::vector<std::string_view>{kIcClassKey}
                                                                : std::vector<std::string_view>{};
@@ -394,9 +397,25 @@ core::Result<ClusterConfig> load_cluster_config(const std::string& path, const O
   c.client_ring = static_cast<uint32_t>(cring);
   c.history = static_cast<uint32_t>(chist);
 
+  // [security]: the key file is read now, so a bad key stops the daemon before the EAL starts.
+  if (rte_cfgfile_has_section(file.get(), "security")) {
+    const char* kf = rd.get("security", "key_file");
+    if (kf == nullptr || *kf == '\0')
+      return rd.error("security", "key_file", "missing (required): the file holding the 256-bit cluster key");
+    c.key_file = kf;
+    auto keys = security::read_key_file(c.key_file);
+    if (!keys) return rd.error("security", "key_file", keys.error().message);
+    c.keys = keys.value();
+  }
+  const size_t trailer = c.keys ? security::kAuthTrailerBytes : 0;
+  if (static_cast<size_t>(frame) < core::kMinFrameBytes + trailer)
+    return rd.error("limits", "frame_bytes", std::to_string(frame) + " leaves no room for the authentication trailer of [security]");
+
   n.schedule = sc;
   n.cluster_id = c.cluster_id;
-  n.frame_bytes_max = static_cast<size_t>(frame);
+  c.frame_bytes_on_wire = static_cast<size_t>(frame);
+  n.frame_bytes_max = static_cast<size_t>(frame) - trailer;
+  if (c.keys) n.frame_flags = core::kFlagAuthenticated;  // the engines mark every frame they encode
   n.payload_bytes_max = static_cast<size_t>(payload);
   n.queue_msgs_max = static_cast<size_t>(qmsgs);
   n.queue_bytes_max = static_cast<size_t>(qbytes);

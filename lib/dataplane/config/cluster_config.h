@@ -14,6 +14,7 @@
 #include "core/ic_node.h"
 #include "core/engine.h"
 #include "core/result.h"
+#include "dataplane/security/key_file.h"
 #include "dataplane/shm/shm_layout.h"
 
 namespace tob::dataplane {
@@ -53,6 +54,12 @@ struct ClusterConfig {
   // the section. (The daemon's --ic-fault is a test knob, not a file setting.)
   std::optional<core::IcConfig> ic;
   size_t ic_frames_per_slot = 0;  // IC frames a node sends per slot, every copy (0 without [ic])
+  // [security]: the cluster key file (docs/configuration.md "[security]"); without the section
+  // frames are not authenticated. With it every frame carries a 20-byte trailer within
+  // [limits] frame_bytes: the engines fill node.frame_bytes_max = frame_bytes - 20.
+  std::string key_file;
+  std::optional<security::KeyFile> keys;
+  size_t frame_bytes_on_wire = 0;  // [limits] frame_bytes: the TOB payload the port carries
 
   core::NodeConfig for_node(core::NodeId self) const {
     core::NodeConfig c = node;

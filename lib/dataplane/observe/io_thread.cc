@@ -317,6 +317,13 @@ void IoThread::run() {
       next_reclaim = now + std::chrono::seconds(1);
     }
     if (o.duration_s > 0 && now >= end) ctx_.quit.store(true, std::memory_order_relaxed);
+    // SIGHUP (docs/operations.md "Rotating the cluster key"): re-read off the lcores, here.
+    if (ctx_.keys != nullptr && ctx_.reload_keys.exchange(false, std::memory_order_relaxed)) {
+      const auto r = ctx_.keys->reload();
+      std::printf("dpdk-tob: SIGHUP: %s\n", r ? ("keys reloaded from " + r.value()).c_str()
+                                               : ("key reload refused: " + r.error().message).c_str());
+      std::fflush(stdout);
+    }
   }
   drain();
   drain_publications();

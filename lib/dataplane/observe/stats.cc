@@ -158,6 +158,10 @@ void visit_stats(const StatsSources& s, StatsVisitor& v) {
   v.u64("rx_wrong_cluster", s.rx.wrong_cluster.get());
   v.u64("rx_unknown_sender", s.rx.unknown_sender.get());
   v.u64("rx_own_frames", s.rx.own_frames.get());
+  v.u64("rx_auth_missing", s.rx.auth_missing.get());
+  v.u64("rx_auth_failed", s.rx.auth_failed.get());
+  v.u64("rx_replayed", s.rx.replayed.get());
+  v.u64("rx_auth_unexpected", s.rx.auth_unexpected.get());
   v.u64("rx_early", s.rx.early.get());
   v.u64("rx_late", s.rx.late.get());
   v.u64("rx_late_forgiven", s.rx.late_forgiven.get());
@@ -181,6 +185,7 @@ void visit_stats(const StatsSources& s, StatsVisitor& v) {
   v.u64("control_turns_late", s.control.turns_late.get());
   v.u64("control_mbuf_alloc_failed", s.control.mbuf_alloc_failed.get());
   v.u64("control_tx_ring_full", s.control.tx_ring_full.get());
+  v.u64("control_tx_seal_failed", s.control.tx_seal_failed.get());
   v.u64("control_log_ring_full", s.control.log_ring_full.get());
   v.u64("control_acceptor_log_full", s.control.acceptor_log_full.get());
   v.u64("control_ic_frames_unused", s.control.ic_frames_unused.get());

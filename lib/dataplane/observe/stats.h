@@ -42,6 +42,11 @@ struct RxStats {  // the RX role
   Counter wrong_cluster;
   Counter unknown_sender;
   Counter own_frames;
+  // [security] (docs/wire-format.md "Authenticated frames", "Replay protection"):
+  Counter auth_missing;      // no authentication trailer (a sender without the cluster key)
+  Counter auth_failed;       // the tag does not verify under any key this node holds
+  Counter replayed;          // authentic, but taken before or older than the replay window
+  Counter auth_unexpected;   // authentic, but a copy or segment no sender of this configuration sends
   Counter early;          // before the sender's reception window (timing failure)
   Counter late;           // after it, or for another cycle
   Counter late_forgiven;  // polled after its window, but the poll before came while it was open
@@ -81,6 +86,7 @@ struct ControlStats {  // the control role
   Counter ic_pub_ring_full;   // publications the I/O thread never saw (--published; must stay 0)
   Counter ic_gen_writes;      // --ic-gen-keys: writes taken by the IC node
   Counter ic_gen_refused;     // ... and refused (kv_write status other than ok)
+  Counter tx_seal_failed;     // [security]: not sent: OpenSSL failed, or a cycle before one already sealed (must stay 0)
   Counter submitted;
   Counter submit_backpressure;
   Counter submit_too_large;

@@ -276,6 +276,44 @@ int cmd_ic(const char*, const char*, rte_tel_data* d) {
   return 0;
 }
 
+// [security]: which keys this node sends with and accepts (their ids, never the keys), and how
+// its rotations went.
+void add_keys(rte_tel_data* d) {
+  if (g_ctx->keys == nullptr) {
+    rte_tel_data_add_dict_string(d, "authentication", "off: frames are not authenticated (no [security] in cluster.ini)");
+    return;
+  }
+  const security::ClusterKeys::Status s = g_ctx->keys->status();
+  char id[8];
+  rte_tel_data_add_dict_string(d, "authentication", "AES-256-GMAC");
+  rte_tel_data_add_dict_string(d, "key_file", g_ctx->keys->path().c_str());
+  std::snprintf(id, sizeof id, "0x%04x", s.file.keys[0].id);
+  rte_tel_data_add_dict_string(d, "send_key_id", id);
+  std::snprintf(id, sizeof id, "0x%04x", s.file.keys[1].id);
+  rte_tel_data_add_dict_string(d, "other_key_id", s.file.count > 1 ? id : "none");
+  rte_tel_data_add_dict_u64(d, "reloads", s.reloads);
+  rte_tel_data_add_dict_u64(d, "reloads_refused", s.refused);
+  rte_tel_data_add_dict_string(d, "last_error", s.last_error.c_str());
+}
+
+int cmd_keys(const char*, const char*, rte_tel_data* d) {
+  rte_tel_data_start_dict(d);
+  add_keys(d);
+  return 0;
+}
+
+// Runs on the telemetry thread (a control thread): the lcores take the new keys at their next frame.
+int cmd_keys_reload(const char*, const char*, rte_tel_data* d) {
+  rte_tel_data_start_dict(d);
+  if (g_ctx->keys != nullptr) {
+    const auto r = g_ctx->keys->reload();
+    rte_tel_data_add_dict_string(d, "result", r ? "reloaded" : "refused");
+    rte_tel_data_add_dict_string(d, "detail", r ? r.value().c_str() : r.error().message.c_str());
+  }
+  add_keys(d);
+  return 0;
+}
+
 }  // namespace
 
 void register_telemetry(DaemonContext& ctx, IoThread& io, const ClientHub& hub, const KvHub* kv,
@@ -296,6 +334,9 @@ void register_telemetry(DaemonContext& ctx, IoThread& io, const ClientHub& hub, 
   rte_telemetry_register_cmd("/tob/clients", cmd_clients, "Applications attached through tob.h, per slot");
   rte_telemetry_register_cmd("/tob/ic", cmd_ic,
                              "Interactive consistency and the key-value store: instances, round data, publications, writes");
+  rte_telemetry_register_cmd("/tob/keys", cmd_keys, "Frame authentication: the ids of the keys sent with and accepted");
+  rte_telemetry_register_cmd("/tob/keys/reload", cmd_keys_reload,
+                             "Re-read the [security] key file: send with its first key, accept both (key rotation)");
 }
 
 }  // namespace tob::dataplane

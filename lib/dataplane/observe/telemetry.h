@@ -8,6 +8,8 @@
 //   /tob/submit,<text>         submit <text> as a message of client 1 (demos and tests)
 //   /tob/clients               attached applications (include/tob.h): slot, pid, pending, ...
 //   /tob/ic                    interactive consistency and the key-value store ([ic])
+//   /tob/keys                  frame authentication ([security]): the ids of the keys in use
+//   /tob/keys/reload           re-read the key file (key rotation, docs/operations.md)
 // Callbacks run on the telemetry thread; they read seqlocks and atomics, never lcore state.
 #pragma once
 

@@ -9,6 +9,8 @@
 
 #include "core/wire.h"
 #include "dataplane/observe/status.h"
+#include "dataplane/security/auth_trailer.h"
+#include "dataplane/security/frame_auth.h"
 
 namespace tob::dataplane {
 
@@ -258,13 +260,20 @@ bool ControlRole::make_item(const core::TxFrame& f, TxItem& item) {
     ctx_.control.mbuf_alloc_failed.add();
     return false;
   }
-  const size_t len = std::max(kMinEtherFrame, ctx_.ether_bytes + f.bytes.size());
+  // [security]: the authentication trailer follows the frame (docs/wire-format.md).
+  const size_t tob_bytes = f.bytes.size() + (ctx_.keys != nullptr ? security::kAuthTrailerBytes : 0);
+  const size_t len = std::max(kMinEtherFrame, ctx_.ether_bytes + tob_bytes);
   auto* p = reinterpret_cast<uint8_t*>(rte_pktmbuf_append(m, static_cast<uint16_t>(len)));
   TOB_ASSERT(p != nullptr);  // the data room holds the largest frame (sized at start)
   write_ether_header(std::span<uint8_t>(p, ctx_.ether_bytes), ctx_.ether);
   std::memcpy(p + ctx_.ether_bytes, f.bytes.data(), f.bytes.size());
-  if (len > ctx_.ether_bytes + f.bytes.size())
-    std::memset(p + ctx_.ether_bytes + f.bytes.size(), 0, len - ctx_.ether_bytes - f.bytes.size());
+  if (ctx_.keys != nullptr && !seal(std::span<uint8_t>(p + ctx_.ether_bytes, tob_bytes), f)) {
+    ctx_.control.tx_seal_failed.add();
+    rte_pktmbuf_free(m);
+    return false;
+  }
+  if (len > ctx_.ether_bytes + tob_bytes)
+    std::memset(p + ctx_.ether_bytes + tob_bytes, 0, len - ctx_.ether_bytes - tob_bytes);
   item = TxItem{};
   item.mbuf = m;
   item.tx_ns = f.tx_ns;
@@ -273,6 +282,16 @@ bool ControlRole::make_item(const core::TxFrame& f, TxItem& item) {
   item.log_offset = ctx_.log == nullptr ? 0 : f.records_needed(ctx_.log->appended());
   item.copy = f.copy;
   return true;
+}
+
+// The frame's tag under the sending key. Its IV is unique only while a kind's frames never go
+// back to a cycle already sealed (docs/wire-format.md "Why the IV is unique"): a frame that would
+// is refused, whatever the clock did.
+bool ControlRole::seal(std::span<uint8_t> out, const core::TxFrame& f) {
+  const auto kind = static_cast<size_t>(core::peek_header(f.bytes).kind == core::FrameKind::ic);
+  if (f.cycle < sealed_cycle_[kind]) return false;
+  sealed_cycle_[kind] = f.cycle;
+  return security::seal_frame(out, f.bytes.size(), f.copy, ctx_.keys->tx().current()) == out.size();
 }
 
 void ControlRole::enqueue(TxItem& item, int64_t cycle) {

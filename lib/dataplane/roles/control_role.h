@@ -57,6 +57,7 @@ class ControlRole {
   void handle_actions(int64_t now_ns);
   void queue_frame(const core::TxFrame& f);
   bool make_item(const core::TxFrame& f, TxItem& item);
+  bool seal(std::span<uint8_t> out, const core::TxFrame& f);  // [security]
   void enqueue(TxItem& item, int64_t cycle);
   void log(const LogRecord& r);
   // Interactive consistency.
@@ -76,6 +77,7 @@ class ControlRole {
   uint64_t engine_durable_ = 0;          // otfp: acceptor log bytes the engine knows durable
   uint64_t watermark_wait_since_tsc_ = 0;
   uint64_t watermark_timeout_ticks_ = 0;
+  std::array<int64_t, 2> sealed_cycle_{INT64_MIN, INT64_MIN};  // [security]: per kind (slot, ic), the last cycle sealed
 
   core::IcNode* ic_ = nullptr;
   KvHub* kv_ = nullptr;

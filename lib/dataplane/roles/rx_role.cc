@@ -3,9 +3,19 @@
 #include <rte_ethdev.h>
 #include <x86intrin.h>
 
+#include <algorithm>
+
 #include "core/wire.h"
+#include "dataplane/security/frame_auth.h"
 
 namespace tob::dataplane {
+
+RxRole::RxRole(DaemonContext& ctx) : ctx_(ctx), rng_(0x9E3779B97F4A7C15ull ^ (uint64_t{ctx.self} << 32) ^ __rdtsc()) {
+  // Nothing a sender sent before this node started is fresh to it: a frame captured earlier and
+  // replayed now is refused even though this node's window has not seen it (replay_window.h).
+  if (ctx_.replay != nullptr)
+    ctx_.replay->set_floor(static_cast<uint64_t>(std::max<int64_t>(0, ctx_.schedule->cycle_of(ctx_.clock.to_ns(__rdtsc())))));
+}
 
 unsigned RxRole::poll() {
   rte_mbuf** burst = burst_.data();
@@ -20,6 +30,7 @@ unsigned RxRole::poll() {
     return 0;
   }
   const int64_t rx_ns = ctx_.clock.to_ns(now_tsc);
+  if (ctx_.keys != nullptr) keys_ = &ctx_.keys->rx().current();  // a rotation takes effect here
   if (last_poll_ns_ != 0) ctx_.rx.poll_gap.record(rx_ns - last_poll_ns_);
   unsigned keep = 0;
   unsigned dropped = 0;
@@ -43,6 +54,23 @@ unsigned RxRole::poll() {
   last_poll_ns_ = rx_ns;
   ctx_.rx_watermark_tsc.store(now_tsc, std::memory_order_release);
   return n;
+}
+
+bool RxRole::authenticate(std::span<const uint8_t> payload, const core::FrameView& view) {
+  RxStats& st = ctx_.rx;
+  const security::AuthResult a = security::verify_frame(payload, view, *keys_);
+  switch (a.verdict) {
+    case security::AuthVerdict::ok: break;
+    case security::AuthVerdict::missing: st.auth_missing.add(); return false;
+    case security::AuthVerdict::failed: st.auth_failed.add(); return false;
+  }
+  const core::FrameHeader& h = view.header;
+  switch (ctx_.replay->admit(h.sender, h.kind, a.copy, h.segment_index, h.cycle)) {
+    case security::ReplayWindow::Verdict::fresh: return true;
+    case security::ReplayWindow::Verdict::replayed: st.replayed.add(); return false;
+    case security::ReplayWindow::Verdict::out_of_range: st.auth_unexpected.add(); return false;
+  }
+  return false;
 }
 
 bool RxRole::drop_by_knob() {
@@ -94,6 +122,8 @@ bool RxRole::classify(rte_mbuf* m, int64_t& rx_ns, core::FrameView& view) {
     st.own_frames.add();
     return false;
   }
+  // Authentic and fresh before anything else looks at what the sender wrote (its cycle, its window).
+  if (keys_ != nullptr && !authenticate(e.payload, d.view)) return false;
   // The sender's reception window (seed 000 §6.2, docs/architecture.md "Time and schedule"):
   // outside it is a timing failure. A window lies inside its cycle, so the frame's cycle must be
   // the current one.

@@ -18,7 +18,7 @@ class RxRole {
  public:
   static constexpr unsigned kBurstMax = 512;
 
-  explicit RxRole(DaemonContext& ctx) : ctx_(ctx), rng_(0x9E3779B97F4A7C15ull ^ (uint64_t{ctx.self} << 32) ^ __rdtsc()) {}
+  explicit RxRole(DaemonContext& ctx);
   // One poll. Returns the number of frames taken from the port.
   unsigned poll();
 
@@ -26,9 +26,13 @@ class RxRole {
   // True when the frame goes to the control role. rx_ns: the poll's instant, moved back into the
   // sender's reception window when the frame may have arrived in it after the poll before.
   bool classify(rte_mbuf* m, int64_t& rx_ns, core::FrameView& view);
+  // [security]: true when the frame is authentic and fresh (docs/wire-format.md "Authenticated
+  // frames", "Replay protection"); every refusal counted.
+  bool authenticate(std::span<const uint8_t> payload, const core::FrameView& view);
   bool drop_by_knob();  // --drop-rx: lose a good frame on purpose (loss tests)
   DaemonContext& ctx_;
   uint64_t rng_;
+  security::KeySet* keys_ = nullptr;  // [security]: this poll's keys (taken from the bank per poll)
   int64_t last_poll_ns_ = 0;  // the poll before this one (0: none yet)
   // A burst's frames and what becomes of them: built once, not per poll (an RxItem holds a
   // decoded view with default members; 512 of them per poll was most of an idle poll's cost).
