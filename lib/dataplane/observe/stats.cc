@@ -186,6 +186,7 @@ void visit_stats(const StatsSources& s, StatsVisitor& v) {
   v.u64("control_mbuf_alloc_failed", s.control.mbuf_alloc_failed.get());
   v.u64("control_tx_ring_full", s.control.tx_ring_full.get());
   v.u64("control_tx_seal_failed", s.control.tx_seal_failed.get());
+  v.u64("control_tx_start_cycle", s.control.tx_start_cycle.get());
   v.u64("control_log_ring_full", s.control.log_ring_full.get());
   v.u64("control_acceptor_log_full", s.control.acceptor_log_full.get());
   v.u64("control_ic_frames_unused", s.control.ic_frames_unused.get());

@@ -87,6 +87,7 @@ struct ControlStats {  // the control role
   Counter ic_gen_writes;      // --ic-gen-keys: writes taken by the IC node
   Counter ic_gen_refused;     // ... and refused (kv_write status other than ok)
   Counter tx_seal_failed;     // [security]: not sent: OpenSSL failed, or a cycle before one already sealed (must stay 0)
+  Counter tx_start_cycle;     // [security]: not sent: a frame of the cycle this daemon started in (IV uniqueness across restarts)
   Counter submitted;
   Counter submit_backpressure;
   Counter submit_too_large;

@@ -39,6 +39,7 @@ ControlRole::ControlRole(DaemonContext& ctx, core::Engine& node, Calibrator& cal
   // The RX role may lag a membership point by this much before the control role goes ahead.
   const int64_t timeout_ns = std::max<int64_t>(100'000, ctx_.schedule->config().decision_margin_ns / 2);
   watermark_timeout_ticks_ = static_cast<uint64_t>(static_cast<double>(timeout_ns) / ns_per_tick);
+  start_cycle_ = ctx_.schedule->cycle_of(ctx_.clock.to_ns(__rdtsc()));
   if (ic_ != nullptr) {
     // One slot's IC frames can wait for the engine's while the next slot's are made (a stall).
     ic_held_.resize(2 * ic_->frames_per_slot_max() * static_cast<size_t>(ic_->config().copies));
@@ -268,7 +269,6 @@ bool ControlRole::make_item(const core::TxFrame& f, TxItem& item) {
   write_ether_header(std::span<uint8_t>(p, ctx_.ether_bytes), ctx_.ether);
   std::memcpy(p + ctx_.ether_bytes, f.bytes.data(), f.bytes.size());
   if (ctx_.keys != nullptr && !seal(std::span<uint8_t>(p + ctx_.ether_bytes, tob_bytes), f)) {
-    ctx_.control.tx_seal_failed.add();
     rte_pktmbuf_free(m);
     return false;
   }
@@ -286,12 +286,22 @@ bool ControlRole::make_item(const core::TxFrame& f, TxItem& item) {
 
 // The frame's tag under the sending key. Its IV is unique only while a kind's frames never go
 // back to a cycle already sealed (docs/wire-format.md "Why the IV is unique"): a frame that would
-// is refused, whatever the clock did.
+// is refused, whatever the clock did; so is a frame of the cycle this daemon started in, which an
+// earlier life of this node may have sent in before it crashed.
 bool ControlRole::seal(std::span<uint8_t> out, const core::TxFrame& f) {
+  if (f.cycle <= start_cycle_) {
+    ctx_.control.tx_start_cycle.add();
+    return false;
+  }
   const auto kind = static_cast<size_t>(core::peek_header(f.bytes).kind == core::FrameKind::ic);
-  if (f.cycle < sealed_cycle_[kind]) return false;
+  if (f.cycle < sealed_cycle_[kind]) {
+    ctx_.control.tx_seal_failed.add();
+    return false;
+  }
   sealed_cycle_[kind] = f.cycle;
-  return security::seal_frame(out, f.bytes.size(), f.copy, ctx_.keys->tx().current()) == out.size();
+  if (security::seal_frame(out, f.bytes.size(), f.copy, ctx_.keys->tx().current()) == out.size()) return true;
+  ctx_.control.tx_seal_failed.add();
+  return false;
 }
 
 void ControlRole::enqueue(TxItem& item, int64_t cycle) {

@@ -78,6 +78,7 @@ class ControlRole {
   uint64_t watermark_wait_since_tsc_ = 0;
   uint64_t watermark_timeout_ticks_ = 0;
   std::array<int64_t, 2> sealed_cycle_{INT64_MIN, INT64_MIN};  // [security]: per kind (slot, ic), the last cycle sealed
+  int64_t start_cycle_ = 0;  // [security]: the cycle this daemon started in: nothing of it is sealed
 
   core::IcNode* ic_ = nullptr;
   KvHub* kv_ = nullptr;
