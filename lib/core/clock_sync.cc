@@ -40,6 +40,7 @@ Result<ClockSyncConfig> ClockSyncConfig::resolved() const {
     return Error{"clock sync: the rate correction bound must be within 0..1000 ppm"};
   if (!(c.rate_gain > 0 && c.rate_gain <= 1)) return Error{"clock sync: the rate gain must be within (0, 1]"};
   if (c.rate_window_rounds < 1) return Error{"clock sync: the rate window needs at least one round"};
+  if (c.integrate_wait_rounds < 1) return Error{"clock sync: integrate_wait_rounds must be at least 1"};
   if (!(c.rate_leak >= 0 && c.rate_leak < 1)) return Error{"clock sync: the rate leak must be within [0, 1)"};
   return c;
 }
@@ -158,8 +159,13 @@ bool ClockSync::integrate(int64_t local_ns) {
     r.seen = false;
   }
   if (count == 0) return false;
-  // f liars need 2f + 1 peers to be outvoted; with fewer heard, as many as they can outvote.
-  const int f = std::min(config_.faults_tolerated, (count - 1) / 2);
+  // f liars need 2f + 1 peers to be outvoted: wait for that many (a node started mid-cycle hears
+  // part of a round), and after integrate_wait_rounds take as many liars as the peers heard can
+  // outvote (fewer correct peers are up).
+  ++integrate_rounds_;
+  const int f_all = config_.faults_tolerated;
+  if (count < 2 * f_all + 1 && integrate_rounds_ < config_.integrate_wait_rounds) return false;
+  const int f = std::min(f_all, (count - 1) / 2);
   const int64_t m = fault_tolerant_midpoint(values.data(), count, f);
   map_ = ClockMap{local_ns, map_.global_ns(local_ns) - m, 0, 0, config_.slew_ns};
   for (Reading& r : readings_[static_cast<size_t>((round_ + 1) & 1)]) r.seen = false;
