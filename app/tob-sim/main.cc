@@ -384,7 +384,7 @@ tob::sim::CheckReport judge_engine(const Options& o, const Scenario& s, const to
     p.tolerance_ns = 2 * s.clock_offset_ns_max + s.delay_ns + s.jitter_ns;
     p.drained = s.drain_cycles > 0;
     p.failure_free = s.loss == 0 && s.burst == 0 && s.fault_rate == 0 && s.faults.empty() && s.corrupt == 0 &&
-                     s.crash_rate == 0 && s.stall_rate == 0;
+                     s.crash_rate == 0 && s.stall_rate == 0 && s.byzantine_clocks == 0;
     p.liveness_cycles = o.liveness_cycles;
   }
   return tob::sim::check_otfp(sim.schedule(), rec, p);

@@ -158,13 +158,17 @@ bool ClockSync::integrate(int64_t local_ns) {
     if (r.seen) values[static_cast<size_t>(count++)] = r.deviation_ns;
     r.seen = false;
   }
+  ++integrate_rounds_;
   if (count == 0) return false;
   // f liars need 2f + 1 peers to be outvoted: wait for that many (a node started mid-cycle hears
-  // part of a round), and after integrate_wait_rounds take as many liars as the peers heard can
-  // outvote (fewer correct peers are up).
-  ++integrate_rounds_;
+  // part of a round). After integrate_wait_rounds (fewer are sending: the cluster is starting,
+  // others integrate too) its own clock counts as well, and f shrinks to what the values can
+  // outvote: with one liar and one correct peer the median is never the liar's.
   const int f_all = config_.faults_tolerated;
-  if (count < 2 * f_all + 1 && integrate_rounds_ < config_.integrate_wait_rounds) return false;
+  if (count < 2 * f_all + 1) {
+    if (integrate_rounds_ < config_.integrate_wait_rounds) return false;
+    values[static_cast<size_t>(count++)] = 0;
+  }
   const int f = std::min(f_all, (count - 1) / 2);
   const int64_t m = fault_tolerant_midpoint(values.data(), count, f);
   map_ = ClockMap{local_ns, map_.global_ns(local_ns) - m, 0, 0, config_.slew_ns};

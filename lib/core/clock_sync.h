@@ -62,8 +62,9 @@ struct ClockSyncConfig {
   // per-round integral term swings from bound to bound). rate_gain of it is taken, and the
   // correction loses rate_leak: the ensemble's common rate is not observable in band (every
   // reading is relative), so without a leak it wanders to the bound.
-  // Integrating, a round with fewer than 2f + 1 peers heard does not count, unless it is the
-  // integrate_wait_rounds-th that heard any: then f shrinks to what the peers heard can outvote.
+  // Integrating, a round with fewer than 2f + 1 peers heard does not count, unless
+  // integrate_wait_rounds rounds have passed: then its own clock counts too and f shrinks to
+  // what the values can outvote.
   int integrate_wait_rounds = 3;
   int rate_window_rounds = 128;
   double rate_gain = 0.5;
@@ -151,7 +152,7 @@ class ClockSync {
   ClockMap map_;
   bool started_ = false;
   bool integrating_ = true;
-  int integrate_rounds_ = 0;        // integrating: rounds that heard a peer
+  int integrate_rounds_ = 0;        // integrating: rounds so far
   int64_t round_ = 0;               // the oldest open round (cycle); round_ + 1 collects too
   std::array<std::array<Reading, kMaxNodes>, 2> readings_{};  // [cycle % 2][sender]
   bool within_precision_ = true;

@@ -81,8 +81,18 @@ void check_clock(const Records& rec, const ClockCheckParams& p, CheckReport& rep
   }
 
   if (p.fault_free) {
+    // From the first cycle in which every node is a member: the start-up's races are mars's.
+    const uint64_t all = n >= 64 ? ~uint64_t{0} : (uint64_t{1} << n) - 1;
+    int64_t formed_cycle = -1;
     for (const EventRecord& e : rec.events)
-      if (e.event.kind == core::EventKind::removed || e.event.kind == core::EventKind::self_shutdown) {
+      if (e.event.members_after == all) {
+        formed_cycle = e.event.cycle;
+        break;
+      }
+    if (formed_cycle < 0) fail("no-removal-by-clock", "the membership of all %zu nodes never formed", n);
+    for (const EventRecord& e : rec.events)
+      if ((e.event.kind == core::EventKind::removed || e.event.kind == core::EventKind::self_shutdown) &&
+          formed_cycle >= 0 && e.event.cycle > formed_cycle) {
         fail("no-removal-by-clock", "node %d: %s of node %d at %" PRId64 " ns (%s) in a run whose only faults are clocks",
              e.node, core::to_string(e.event.kind), e.event.node, e.virtual_ns, core::to_string(e.event.reason));
         break;

@@ -6,8 +6,9 @@
 //   release-instant        every node that delivered a message computed the same release instant
 //   release-skew           the virtual instants at which correct nodes' clocks reached it differ by
 //                          at most the bound (seed 001's WRITE_WAIT: the same instant everywhere)
-//   no-removal-by-clock    (fault-free runs) nobody was removed and nobody shut down: drift alone
-//                          never costs a correct node its membership
+//   no-removal-by-clock    (fault-free mars runs) the membership of all forms, and from then on
+//                          nobody is removed and nobody shuts down: clocks alone never cost a
+//                          correct node its membership
 // Judged for the release: every node but the Byzantine clocks (a crash or a mars shutdown does
 // not touch the clock), for releases from `settled_ns` after its incarnation's engine started.
 #pragma once
