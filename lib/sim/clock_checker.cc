@@ -17,6 +17,10 @@ void check_clock(const Records& rec, const ClockCheckParams& p, CheckReport& rep
   CheckStats& st = report.stats;
   const size_t n = rec.lives.size();
 
+  // The bound (core::clock_precision_bound, derived in docs/simulator.md "Clocks and their
+  // synchronisation"): Pi = 4 eps + 12 rho' R, with eps = J/2 + rho' (d + J) the reading error,
+  // rho' = P + r_max the residual rate error of a correct clock and R one cycle, for N >= 3f + 1
+  // and at most f faulty readings a round; sampled mid-slot, outside the slew windows.
   for (const PrecisionSample& s : rec.precision) {
     if (s.cycle < p.judged_from_cycle) continue;
     ++st.clock_samples;

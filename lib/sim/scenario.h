@@ -89,6 +89,7 @@ struct Scenario {
   double drift_ppm_max = 0;
   double drift_wander_ppm = 0;
   std::vector<double> drift_ppm;    // explicit per node rate errors in ppm (tests); overrides the draw
+  std::vector<int64_t> clock_offset_ns;  // explicit per node offsets (scenario files); overrides the draw
   // In-band synchronisation (core::ClockSync) on every node: its engine runs on the synchronised
   // global time, starts once its clock integrated (or after two silent rounds: a cold start), and
   // its frames are withheld while the self-check says its clock is out.
@@ -97,6 +98,7 @@ struct Scenario {
   // each receiver anywhere from that early to byzantine_late_ns late, differently per receiver
   // and frame (-1: the engine's default, docs/simulator.md). Their engines are correct.
   int byzantine_clocks = 0;
+  uint64_t byzantine_clock_nodes = 0;  // which ones (scenario files); 0: byzantine_clocks drawn
   int64_t byzantine_early_ns = -1;
   int64_t byzantine_late_ns = -1;
   // Drain: after `cycles`, this many more without new faults, loss or submissions, so that what

@@ -95,6 +95,9 @@ core::Result<Simulator> Simulator::create(const Scenario& s) {
       return core::Error{"fault names a node outside the cluster"};
   if (!s.drift_ppm.empty() && static_cast<int>(s.drift_ppm.size()) != s.nodes)
     return core::Error{"explicit drifts must name every node's"};
+  if (!s.clock_offset_ns.empty() && static_cast<int>(s.clock_offset_ns.size()) != s.nodes)
+    return core::Error{"explicit clock offsets must name every node's"};
+  if (s.nodes < 64 && (s.byzantine_clock_nodes >> s.nodes) != 0) return core::Error{"a Byzantine clock outside the cluster"};
   if (s.drift_ppm_max < 0 || s.drift_wander_ppm < 0 || drift_bound_ppm(s) > 1000)
     return core::Error{"drift must be within 0..1000 ppm"};
   if (s.byzantine_clocks < 0 || s.byzantine_clocks > s.nodes - 1)
@@ -804,7 +807,13 @@ void Simulator::run() {
   records_.faults_end_ns = schedule_.cycle_start_ns(s.cycles);
   records_.precision_bound_ns = s.clock_sync ? bound_.precision_ns : 0;
   cycle_sample_ = PrecisionSample{};
-  for (int k = 0; k < s.byzantine_clocks;) {
+  for (int i = 0; i < s.nodes; ++i)
+    if ((s.byzantine_clock_nodes >> i & 1u) != 0) {
+      nodes_[static_cast<size_t>(i)].byzantine_clock = true;
+      nodes_[static_cast<size_t>(i)].clock_shift_ns = byz_early_ns_;
+      records_.clocks[static_cast<size_t>(i)].byzantine = true;
+    }
+  for (int k = s.byzantine_clock_nodes != 0 ? s.nodes : 0; k < s.byzantine_clocks;) {
     const auto i = static_cast<size_t>(clock_rng_.range(0, s.nodes - 1));
     if (nodes_[i].byzantine_clock) continue;
     nodes_[i].byzantine_clock = true;
@@ -819,7 +828,7 @@ void Simulator::run() {
     double drift = 0;
     if (s.drift_ppm_max > 0) drift = (fault_rng_.uniform() * 2 - 1) * s.drift_ppm_max * 1e-6;
     if (!s.drift_ppm.empty()) drift = s.drift_ppm[static_cast<size_t>(i)] * 1e-6;
-    sn.osc = Oscillator(offset_ns, drift);
+    sn.osc = Oscillator(s.clock_offset_ns.empty() ? offset_ns : s.clock_offset_ns[static_cast<size_t>(i)], drift);
     records_.clocks[static_cast<size_t>(i)].drift_ppm_start = drift * 1e6;
     const int64_t start = s.start_stagger_ns > 0 ? rng_.range(0, s.start_stagger_ns) : 0;
     push({start, 0, EvType::restart, static_cast<uint8_t>(i), 0, 0, 0, 0});
