@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "ic_main.h"
 #include "sim/checker.h"
+#include "sim/clock_checker.h"
 #include "sim/otfp_checker.h"
 #include "sim/otfp_mix.h"
 #include "sim/mars_script.h"
@@ -96,7 +97,17 @@ faults
   --outage-rate R         per cycle, an outage from the next cycle: every link into every node
                           (half of them) or into a random set of nodes is down (default 0)
   --outage-cycles K       ... each receiver's for 1..K cycles (default 4)
-  --drift-ppm P           per node clock rate error uniform in [-P, P] ppm (default 0)
+clocks (docs/simulator.md "Clocks and their synchronisation")
+  --drift-ppm P           per node clock rate error uniform in [-P, P] ppm, wandering by up to
+                          P/100 ppm a cycle within that bound (default 0); turns clock sync on
+  --drift-wander-ppm W    ... by up to W ppm a cycle instead (0: constant rates)
+  --clock-sync on|off     in-band synchronisation (lib/core/clock_sync.h) on every node; on by
+                          default with --drift-ppm or --byzantine-clocks, off otherwise. On, the
+                          run is also judged on clock precision (the derived bound, printed),
+                          the self-check and the release instants
+  --byzantine-clocks K    K nodes whose frames leave early and reach each receiver as early or
+                          as late as they like (mars: inside the reception windows; otfp: up
+                          to a quarter cycle either way); K <= (N - 1) / 3 with clock sync
   --drain C               after --cycles, C more cycles without faults, loss or new messages;
                           every instance is then judged; mars: every running node must then
                           be a member of the running nodes (membership-reformed) (default 0)
@@ -185,6 +196,9 @@ struct Options {
   tob::sim::OtfpMix mix = tob::sim::OtfpMix::hard;
   int64_t liveness_cycles = 0;
   int scenario_flags = 0;  // flags that shape the scenario (refused with --mix)
+  bool clocks_set = false;  // --drift-ppm or --byzantine-clocks: clock sync on unless said off
+  bool sync_set = false;
+  bool wander_set = false;
 };
 
 Options parse(int argc, char** argv) {
@@ -226,7 +240,23 @@ Options parse(int argc, char** argv) {
     else if (flag == "--stall-cycles") s.stall_cycles_max = parse_int(f, v, 1, 1'000'000);
     else if (flag == "--outage-rate") s.outage_rate = parse_prob(f, v);
     else if (flag == "--outage-cycles") s.outage_cycles_max = parse_int(f, v, 1, 1'000'000);
-    else if (flag == "--drift-ppm") s.drift_ppm_max = parse_nonneg(f, v);
+    else if (flag == "--drift-ppm") {
+      s.drift_ppm_max = parse_nonneg(f, v);
+      if (s.drift_ppm_max > 1000) usage_error("--drift-ppm must be at most 1000");
+      if (!o.wander_set) s.drift_wander_ppm = s.drift_ppm_max / 100;
+      o.clocks_set = true;
+    } else if (flag == "--drift-wander-ppm") {
+      s.drift_wander_ppm = parse_nonneg(f, v);
+      o.wander_set = true;
+    } else if (flag == "--clock-sync") {
+      if (std::strcmp(v, "on") == 0) s.clock_sync = true;
+      else if (std::strcmp(v, "off") == 0) s.clock_sync = false;
+      else usage_error(std::string("--clock-sync: on or off, got '") + v + "'");
+      o.sync_set = true;
+    } else if (flag == "--byzantine-clocks") {
+      s.byzantine_clocks = static_cast<int>(parse_int(f, v, 0, 63));
+      o.clocks_set = true;
+    }
     else if (flag == "--drain") s.drain_cycles = parse_int(f, v, 0, 100'000'000);
     else if (flag == "--liveness-cycles") o.liveness_cycles = parse_int(f, v, 1, 1'000'000);
     else if (flag == "--order") {
@@ -289,6 +319,11 @@ Options parse(int argc, char** argv) {
     usage_error("--mix draws the whole scenario from the seed: drop the other scenario flags");
   if (o.mix_set) s.order = tob::core::Order::otfp;
   if (o.liveness_cycles > 0 && s.order != tob::core::Order::otfp) usage_error("--liveness-cycles is for --order otfp");
+  if (o.clocks_set && !o.sync_set) s.clock_sync = true;
+  if (s.byzantine_clocks >= s.nodes) usage_error("--byzantine-clocks must leave a correct clock");
+  if (s.clock_sync && 3 * s.byzantine_clocks + 1 > s.nodes)
+    usage_error("--byzantine-clocks " + std::to_string(s.byzantine_clocks) + " needs at least " +
+                std::to_string(3 * s.byzantine_clocks + 1) + " nodes with clock sync (N >= 3f + 1)");
   if (s.torn_tail > 0 && s.fsync_ns_max == 0 && !o.mix_set)
     usage_error("--torn-tail needs --fsync-ns: with syncs that take no time, no record is ever unsynced");
   return o;
@@ -330,7 +365,7 @@ Scenario scenario_for(const Options& o, uint64_t seed) {
   return s;
 }
 
-tob::sim::CheckReport judge(const Options& o, const Scenario& s, const tob::sim::Simulator& sim) {
+tob::sim::CheckReport judge_engine(const Options& o, const Scenario& s, const tob::sim::Simulator& sim) {
   const tob::sim::Records& rec = sim.records();
   if (s.order != tob::core::Order::otfp) {
     auto report = tob::sim::check(sim.schedule(), rec, 2 * s.clock_offset_ns_max);
@@ -349,21 +384,47 @@ tob::sim::CheckReport judge(const Options& o, const Scenario& s, const tob::sim:
     p.tolerance_ns = 2 * s.clock_offset_ns_max + s.delay_ns + s.jitter_ns;
     p.drained = s.drain_cycles > 0;
     p.failure_free = s.loss == 0 && s.burst == 0 && s.fault_rate == 0 && s.faults.empty() && s.corrupt == 0 &&
-                     s.crash_rate == 0 && s.stall_rate == 0;
+                     s.crash_rate == 0 && s.stall_rate == 0 && s.byzantine_clocks == 0;
     p.liveness_cycles = o.liveness_cycles;
   }
   return tob::sim::check_otfp(sim.schedule(), rec, p);
+}
+
+bool fault_free(const Scenario& s) {
+  return s.loss == 0 && s.burst == 0 && s.fault_rate == 0 && s.faults.empty() && s.corrupt == 0 &&
+         s.crash_rate == 0 && s.stall_rate == 0 && s.outage_rate == 0 && s.dup == 0 && s.single_copy_loss == 0;
+}
+
+// With clock sync on, the clock properties too (sim/clock_checker.h).
+tob::sim::CheckReport judge(const Options& o, const Scenario& s, const tob::sim::Simulator& sim) {
+  tob::sim::CheckReport report = judge_engine(o, s, sim);
+  if (!s.clock_sync) return report;
+  tob::sim::ClockCheckParams p;
+  p.precision_ns = sim.records().precision_bound_ns;
+  p.judged_from_cycle = tob::sim::clock_judged_from_cycle(s);
+  p.settled_ns = 3 * s.cycle_ns;
+  // Clocks the only fault: mars must remove nobody (a Byzantine clock inside the windows too).
+  p.fault_free = fault_free(s) && s.order == tob::core::Order::mars;
+  tob::sim::check_clock(sim.records(), p, report);
+  return report;
 }
 
 // Sums over the seeds of a sweep: what the runs went through.
 struct Totals {
   uint64_t runs = 0, crashes = 0, stalls = 0, torn = 0, decisions = 0, recovered = 0, collisions = 0, activations = 0;
   uint64_t gaps = 0, delivered = 0;
+  int64_t spread_max_ns = 0, skew_max_ns = 0, bound_ns = 0;
+  uint64_t withheld = 0, shutdowns = 0;
   int64_t latency_max_x1000 = 0;
   uint64_t latency_max_seed = 0;
   void add(uint64_t seed, const tob::sim::Records& rec, const tob::sim::CheckReport& r) {
     if (r.stats.latency_cycles_max_x1000 > latency_max_x1000) latency_max_seed = seed;
     ++runs;
+    spread_max_ns = std::max(spread_max_ns, r.stats.clock_spread_ns_max);
+    skew_max_ns = std::max(skew_max_ns, r.stats.release_skew_ns_max);
+    bound_ns = std::max(bound_ns, rec.precision_bound_ns);
+    withheld += rec.frames_withheld_clock;
+    shutdowns += r.stats.self_shutdowns;
     crashes += rec.crashes;
     stalls += rec.stalls;
     torn += rec.torn_tails;
@@ -429,8 +490,32 @@ void print_run(const Scenario& s, const tob::sim::Records& rec, const tob::sim::
   if (st.failures_checked > 0)
     std::printf("failure detection: worst %.3f cycles over %d checks\n",
                 static_cast<double>(st.detection_cycles_max_x1000) / 1000.0, st.failures_checked);
+  if (s.clock_sync) {
+    std::string byz;
+    for (size_t i = 0; i < rec.clocks.size(); ++i)
+      if (rec.clocks[i].byzantine) byz += (byz.empty() ? "" : ",") + std::to_string(i);
+    uint64_t rounds = 0, clipped = 0, integrations = 0, cold = 0;
+    for (const auto& c : rec.clocks) {
+      rounds += c.rounds;
+      clipped += c.rounds_clipped;
+      integrations += c.integrations;
+      cold += c.cold_starts;
+    }
+    std::printf("clocks: drift up to %g ppm (wander %g ppm/cycle), offsets up to %" PRId64 " ns, byzantine [%s]; "
+                "%" PRIu64 " rounds (%" PRIu64 " clipped), %" PRIu64 " integrations, %" PRIu64 " cold starts, %" PRIu64
+                " rounds out, %" PRIu64 " frames withheld\n",
+                s.drift_ppm_max, s.drift_wander_ppm, s.clock_offset_ns_max, byz.c_str(), rounds, clipped, integrations, cold,
+                st.clock_rounds_out, rec.frames_withheld_clock);
+    std::printf("precision: bound %" PRId64 " ns, worst %" PRId64 " ns (cycle %" PRId64 ", %" PRIu64
+                " cycles judged from cycle %" PRId64 "); release skew worst %" PRId64 " ns over %" PRIu64 " messages\n",
+                rec.precision_bound_ns, st.clock_spread_ns_max, st.clock_spread_cycle, st.clock_samples,
+                tob::sim::clock_judged_from_cycle(s), st.release_skew_ns_max, st.releases_judged);
+  }
   std::printf("properties:\n");
-  for (const auto& name : otfp ? tob::sim::otfp_property_names() : tob::sim::property_names()) {
+  std::vector<std::string> names = otfp ? tob::sim::otfp_property_names() : tob::sim::property_names();
+  if (s.clock_sync)
+    for (const auto& c : tob::sim::clock_property_names()) names.push_back(c);
+  for (const auto& name : names) {
     uint64_t count = 0;
     for (const auto& v : report.violations) count += v.property == name ? 1 : 0;
     std::printf("  %-26s %s\n", name.c_str(), count == 0 ? "ok" : "VIOLATED");
@@ -537,6 +622,10 @@ int main(int argc, char** argv) {
                 totals.runs, totals.crashes, totals.stalls, totals.torn, totals.decisions, totals.recovered,
                 totals.collisions, totals.activations, totals.gaps, totals.delivered,
                 static_cast<double>(totals.latency_max_x1000) / 1000.0, totals.latency_max_seed);
+  if (o.seeds > 1 && o.scenario.clock_sync)
+    std::printf("clock totals: %" PRIu64 " runs, precision bound %" PRId64 " ns, worst spread %" PRId64
+                " ns, worst release skew %" PRId64 " ns, %" PRIu64 " frames withheld, %" PRIu64 " self-shutdowns\n",
+                totals.runs, totals.bound_ns, totals.spread_max_ns, totals.skew_max_ns, totals.withheld, totals.shutdowns);
   if (failed == 0) {
     std::printf("result: PASS (%" PRIu64 " seed%s from %" PRIu64 ", %.1f s)\n", o.seeds, o.seeds == 1 ? "" : "s",
                 first_seed, secs);

@@ -36,6 +36,13 @@ struct CheckStats {
   uint64_t decisions = 0;                  // instance decisions recorded over all nodes
   int64_t latency_cycles_max_x1000 = 0;    // worst submit -> delivery at a correct node (liveness)
   uint64_t latency_judged = 0;             // messages the liveness bound judged
+  // clocks (sim/clock_checker.h)
+  int64_t clock_spread_ns_max = 0;         // worst precision sample after the warm-up
+  int64_t clock_spread_cycle = -1;
+  uint64_t clock_samples = 0;
+  uint64_t clock_rounds_out = 0;
+  int64_t release_skew_ns_max = 0;         // worst release instant skew among correct nodes
+  uint64_t releases_judged = 0;
 };
 
 // Records a violation, printf-style, in a report with `violations` and `violation_count` (every

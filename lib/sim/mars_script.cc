@@ -1,11 +1,14 @@
 #include "sim/mars_script.h"
 
+#include <algorithm>
 #include <cinttypes>
+#include <cstdlib>
 #include <map>
 #include <sstream>
 #include <vector>
 
 #include "sim/checker.h"
+#include "sim/clock_checker.h"
 #include "sim/format.h"
 #include "sim/script_args.h"
 #include "sim/simulator.h"
@@ -102,8 +105,17 @@ void MarsScript::cluster(const std::vector<std::string>& w) {
   scenario_.load = static_cast<double>(get("load", 3));
   scenario_.node_template.rejoin_silence_cycles = static_cast<int>(get("silence", 2));
   scenario_.node_template.two_member_wait_cycles = static_cast<int>(get("two-member-wait", 8));
+  scenario_.jitter_ns = get("jitter", scenario_.jitter_ns);
+  if (scenario_.jitter_ns < 0) fail("jitter must not be negative");
+  if (o.count("clock-sync")) {
+    if (o["clock-sync"] != "on" && o["clock-sync"] != "off") fail("clock-sync=on or clock-sync=off");
+    scenario_.clock_sync = o["clock-sync"] == "on";
+  }
+  scenario_.drift_ppm.assign(static_cast<size_t>(scenario_.nodes), 0.0);
+  scenario_.clock_offset_ns.assign(static_cast<size_t>(scenario_.nodes), 0);
   for (const auto& [k, v] : o)
-    if (k != "nodes" && k != "cycles" && k != "seed" && k != "load" && k != "silence" && k != "two-member-wait")
+    if (k != "nodes" && k != "cycles" && k != "seed" && k != "load" && k != "silence" && k != "two-member-wait" &&
+        k != "jitter" && k != "clock-sync")
       fail("unknown cluster option '" + k + "'");
   have_cluster_ = true;
 }
@@ -134,6 +146,18 @@ void MarsScript::step(const std::vector<std::string>& w) {
   }
   const int node = node_arg(w[1]);
   auto o = options(w, 2);
+  if (cmd == "clock") {
+    if (!o.count("drift")) fail("clock needs drift=PPM");
+    const double ppm = std::strtod(o["drift"].c_str(), nullptr);
+    if (!(ppm >= -1000 && ppm <= 1000)) fail("drift must be within -1000..1000 ppm");
+    scenario_.drift_ppm[static_cast<size_t>(node)] = ppm;
+    if (o.count("offset")) scenario_.clock_offset_ns[static_cast<size_t>(node)] = to_int(o["offset"], "offset");
+    return;
+  }
+  if (cmd == "byzantine-clock") {
+    scenario_.byzantine_clock_nodes |= uint64_t{1} << node;
+    return;
+  }
   const int64_t cycle = cycle_arg(o, "cycle");
   Fault x{FaultKind::send_omission, cycle, static_cast<NodeId>(node)};
   if (cmd == "send-omission") {
@@ -167,7 +191,21 @@ void MarsScript::simulate() {
   if (verbose_)
     for (const EventRecord& e : sim_->records().events)
       if (e.event.kind != EventKind::suspicion_cleared) output_ += "  " + describe(e) + "\n";
-  const CheckReport report = check(sim_->schedule(), sim_->records());
+  CheckReport report = check(sim_->schedule(), sim_->records());
+  if (scenario_.clock_sync) {
+    ClockCheckParams p;
+    p.precision_ns = sim_->records().precision_bound_ns;
+    p.judged_from_cycle = clock_judged_from_cycle(scenario_);
+    p.settled_ns = 3 * scenario_.cycle_ns;
+    p.fault_free = scenario_.faults.empty();
+    check_clock(sim_->records(), p, report);
+    if (verbose_) {
+      int64_t spread = 0;
+      for (const PrecisionSample& x : sim_->records().precision) spread = std::max(spread, x.spread_ns);
+      output_ += fmt("  clocks: precision bound %" PRId64 " ns, worst spread %" PRId64 " ns, worst release skew %" PRId64 " ns\n",
+                     sim_->records().precision_bound_ns, spread, report.stats.release_skew_ns_max);
+    }
+  }
   if (!report.ok()) {
     std::string v;
     for (const Violation& x : report.violations) v += "\n  " + x.property + ": " + x.detail;

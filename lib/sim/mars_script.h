@@ -14,6 +14,11 @@
 //   receive-omission NODE from=P cycle=A    NODE misses P's frame of cycle A
 //   late-frame NODE from=P cycle=A    P's frame of cycle A reaches NODE after its window
 //   crash NODE cycle=A [restart=R]    NODE stops at the start of cycle A (back R cycles later)
+//   clock NODE drift=PPM [offset=NS]  NODE's oscillator runs PPM fast (negative: slow), NS ahead
+//   byzantine-clock NODE              NODE's frames reach each receiver early or late, as they
+//                                     like within the windows (docs/simulator.md)
+//   cluster options for clocks: clock-sync=on|off (off), jitter=NS (the network's, 10000);
+//   with clock-sync=on the clock properties are judged too (sim/clock_checker.h)
 //   expect event on=NODES KIND [node=N] [reason=R] cycle=A
 //                                     every node of NODES records that membership event in
 //                                     cycle A (KIND: membership-created, admitted, removed,

@@ -19,6 +19,31 @@ struct DeliveryRecord {
   uint64_t msg_id;
   int64_t virtual_ns;    // when the node delivered it
   bool payload_ok;       // payload matches what the sender submitted under that id
+  int64_t release_ns = 0;                   // the engine's release instant (global time)
+  int64_t release_virtual_ns = kNotReleased;  // when the node's clock read it (virtual time)
+  static constexpr int64_t kNotReleased = INT64_MIN;  // it crashed first, or the run ended
+};
+
+// The spread of the synchronised global clocks of the nodes judged (alive, running their engine
+// for three cycles or more, not a Byzantine clock), the largest over a cycle's mid-slot samples.
+struct PrecisionSample {
+  int64_t cycle;
+  int64_t spread_ns;
+  core::NodeId ahead;
+  core::NodeId behind;
+  int nodes;
+};
+
+struct ClockLife {        // per node: its clock and synchronisation (summed over incarnations)
+  bool byzantine = false;
+  double drift_ppm_start = 0;
+  uint64_t rounds = 0;
+  uint64_t rounds_out = 0;     // rounds the self-check stopped its frames
+  uint64_t rounds_clipped = 0;
+  uint64_t integrations = 0;
+  uint64_t cold_starts = 0;
+  int64_t offset_ns_max = 0;   // largest |midpoint| once integrated
+  double rate_ppm_end = 0;
 };
 
 struct EventRecord {
@@ -68,6 +93,7 @@ struct NodeLife {        // per node: how it fared
   bool crashed = false;
   bool shut_down = false;  // self-shutdown at least once
   std::vector<int64_t> crash_ns;
+  std::vector<int64_t> engine_start_ns;  // per incarnation: when its engine started
   uint64_t submitted = 0;
   uint64_t refused = 0;
 };
@@ -87,6 +113,10 @@ struct Records {
   std::vector<SubmitRecord> submitted;
   std::vector<DecisionRecord> decisions;
   std::vector<FinalState> final_state;
+  std::vector<PrecisionSample> precision;  // clock sync on: one per cycle
+  std::vector<ClockLife> clocks;
+  int64_t precision_bound_ns = 0;          // the derived bound (clock sync on)
+  uint64_t frames_withheld_clock = 0;      // frames the self-check kept from leaving
   int64_t end_ns = 0;
   int64_t final_turn_seq = 0;
   uint64_t frames_sent = 0;

@@ -6,7 +6,6 @@
 #include <vector>
 
 #include "core/engine.h"
-#include "core/engine.h"
 
 namespace tob::sim {
 
@@ -84,8 +83,24 @@ struct Scenario {
   // nodes go down, each receiver's for 1..outage_cycles_max cycles of its own, from the next cycle.
   double outage_rate = 0;
   int64_t outage_cycles_max = 4;
-  // Clocks: per node rate error uniform in [-drift_ppm_max, drift_ppm_max] (besides the offset).
+  // Clocks (docs/simulator.md "Clocks and their synchronisation"): per node rate error uniform in
+  // [-drift_ppm_max, drift_ppm_max] (besides the offset), moving by up to drift_wander_ppm at
+  // every cycle start (a random walk kept within the bound), or the rates drift_ppm names.
   double drift_ppm_max = 0;
+  double drift_wander_ppm = 0;
+  std::vector<double> drift_ppm;    // explicit per node rate errors in ppm (tests); overrides the draw
+  std::vector<int64_t> clock_offset_ns;  // explicit per node offsets (scenario files); overrides the draw
+  // In-band synchronisation (core::ClockSync) on every node: its engine runs on the synchronised
+  // global time, starts once its clock integrated (or after two silent rounds: a cold start), and
+  // its frames are withheld while the self-check says its clock is out.
+  bool clock_sync = false;
+  // Byzantine clocks: this many nodes whose frames leave up to byzantine_early_ns early and reach
+  // each receiver anywhere from that early to byzantine_late_ns late, differently per receiver
+  // and frame (-1: the engine's default, docs/simulator.md). Their engines are correct.
+  int byzantine_clocks = 0;
+  uint64_t byzantine_clock_nodes = 0;  // which ones (scenario files); 0: byzantine_clocks drawn
+  int64_t byzantine_early_ns = -1;
+  int64_t byzantine_late_ns = -1;
   // Drain: after `cycles`, this many more without new faults, loss or submissions, so that what
   // is not yet delivered gets the time to be (the checker then judges every instance).
   int64_t drain_cycles = 0;

@@ -17,6 +17,17 @@ namespace {
 
 constexpr size_t kTraceRing = 256;
 constexpr size_t kRxBacklogMax = 2048;  // a frozen node's RX ring (descriptors)
+// A (re)started node with clock sync listens this many rounds for peers to integrate its clock
+// from, then starts on its own clock (a cold start: the whole cluster starting together).
+constexpr uint64_t kColdStartRounds = 2;
+// A node is in the precision samples from three cycles after its engine started.
+constexpr int64_t kJudgedAfterCycles = 3;
+
+double drift_bound_ppm(const Scenario& s) {
+  double d = s.drift_ppm_max;
+  for (double x : s.drift_ppm) d = std::max(d, std::abs(x));
+  return d;
+}
 
 
 }  // namespace
@@ -44,6 +55,21 @@ bool payload_matches(std::span<const uint8_t> p, core::NodeId sender, uint64_t m
   return true;
 }
 
+core::PrecisionBound precision_bound(const Scenario& s) {
+  const double drift = drift_bound_ppm(s);
+  return core::clock_precision_bound({s.jitter_ns, s.delay_ns, drift, 2 * drift, s.cycle_ns});
+}
+
+int64_t clock_judged_from_cycle(const Scenario& s) {
+  const core::ScheduleConfig sc = s.node_template.schedule.slots.empty()
+                                      ? core::ScheduleConfig::equal_slots(s.nodes, s.cycle_ns)
+                                      : s.node_template.schedule;
+  const int64_t step_max_ns = std::max<int64_t>(1, sc.decision_margin_ns / 2);  // ClockSyncConfig's default
+  const auto cycles = [&](int64_t ns) { return (ns + s.cycle_ns - 1) / s.cycle_ns; };
+  return cycles(s.start_stagger_ns) + static_cast<int64_t>(kColdStartRounds) + kJudgedAfterCycles +
+         (2 * s.clock_offset_ns_max + step_max_ns - 1) / step_max_ns + 1;
+}
+
 core::Result<Simulator> Simulator::create(const Scenario& s) {
   if (s.nodes < 3 || s.nodes > core::kMaxNodes)
     return core::Error{"--nodes must be 3..64 (got " + std::to_string(s.nodes) + ")"};
@@ -67,6 +93,19 @@ core::Result<Simulator> Simulator::create(const Scenario& s) {
   for (const Fault& f : s.faults)
     if (f.node >= s.nodes || (f.peer != core::kNoNode && f.peer >= s.nodes))
       return core::Error{"fault names a node outside the cluster"};
+  if (!s.drift_ppm.empty() && static_cast<int>(s.drift_ppm.size()) != s.nodes)
+    return core::Error{"explicit drifts must name every node's"};
+  if (!s.clock_offset_ns.empty() && static_cast<int>(s.clock_offset_ns.size()) != s.nodes)
+    return core::Error{"explicit clock offsets must name every node's"};
+  if (s.nodes < 64 && (s.byzantine_clock_nodes >> s.nodes) != 0) return core::Error{"a Byzantine clock outside the cluster"};
+  if (s.drift_ppm_max < 0 || s.drift_wander_ppm < 0 || drift_bound_ppm(s) > 1000)
+    return core::Error{"drift must be within 0..1000 ppm"};
+  if (s.byzantine_clocks < 0 || s.byzantine_clocks > s.nodes - 1)
+    return core::Error{"--byzantine-clocks must leave at least one correct clock"};
+  if (s.clock_sync) {
+    auto cs = core::ClockSync::create(sim.clock_sync_config(0));
+    if (!cs) return core::Error{cs.error().message};
+  }
   return sim;
 }
 
@@ -76,7 +115,43 @@ Simulator::Simulator(const Scenario& scenario, core::Schedule schedule)
       rng_(scenario.seed),
       net_rng_(scenario.seed ^ 0x6E65740000000000ull),
       load_rng_(scenario.seed ^ 0x6C6F616400000000ull),
-      fault_rng_(scenario.seed ^ 0x6661756C74000000ull) {}
+      fault_rng_(scenario.seed ^ 0x6661756C74000000ull),
+      clock_rng_(scenario.seed ^ 0x636C6F636B000000ull),
+      bound_(precision_bound(scenario)) {
+  // Byzantine clocks' default reach (docs/simulator.md): under mars, frames stay inside their
+  // reception windows (mars would treat them as omissions otherwise, a fault of another kind):
+  // early by the delay at most (they arrive when they leave), late by half the slot after the
+  // margin; under otfp, which uses frames whatever their timing, a quarter cycle either way.
+  const core::ScheduleConfig& sc = schedule_.config();
+  if (scenario_.order == core::Order::mars) {
+    byz_early_ns_ = scenario_.delay_ns;
+    byz_late_ns_ = (sc.slots[0].length_ns - sc.decision_margin_ns) / 2;
+  } else {
+    byz_early_ns_ = sc.cycle_ns / 4;
+    byz_late_ns_ = sc.cycle_ns / 4;
+  }
+  if (scenario_.byzantine_early_ns >= 0) byz_early_ns_ = scenario_.byzantine_early_ns;
+  if (scenario_.byzantine_late_ns >= 0) byz_late_ns_ = scenario_.byzantine_late_ns;
+}
+
+core::ClockSyncConfig Simulator::clock_sync_config(int i) const {
+  core::ClockSyncConfig c;
+  c.schedule = scenario_.node_template.schedule;
+  c.self = static_cast<core::NodeId>(i);
+  c.faults_tolerated = (scenario_.nodes - 1) / 3;
+  c.delay_ns = scenario_.delay_ns + scenario_.jitter_ns / 2;  // the mean of the delays it meets
+  c.rate_max_ppm = 2 * drift_bound_ppm(scenario_);
+  // A frame that arrives after its reception window closed is a timing failure (mars ignores it,
+  // the fault injector's late frames are such): no clock reading either, or it would count as a
+  // faulty clock beyond the f that the midpoint outvotes.
+  int64_t slot_ns = INT64_MAX;
+  for (const core::SlotConfig& sl : c.schedule.slots) slot_ns = std::min(slot_ns, sl.length_ns);
+  c.deviation_max_ns = std::min(c.schedule.cycle_ns / 4, slot_ns - c.schedule.decision_margin_ns - c.delay_ns);
+  // The self-check: out by more than a correct node can be (the bound), or than the schedule's
+  // own precision, whichever is larger (small bounds would silence nodes at a cold start).
+  c.precision_ns = std::max(bound_.self_check_ns, c.schedule.precision_ns);
+  return c;
+}
 
 core::NodeConfig Simulator::node_config(int i) const {
   core::NodeConfig c = scenario_.node_template;
@@ -130,18 +205,55 @@ void Simulator::release_frame(uint32_t idx) {
   if (--pool_refs_[idx] == 0) pool_free_.push_back(idx);
 }
 
-// --- Clocks: a node reads t + offset + t * drift ------------------------------------------
+// --- Clocks: the oscillator, through the sync map when clock sync is on -------------------
 
-int64_t Simulator::local_ns(const SimNode& sn, int64_t t) const {
-  return t + sn.offset_ns + static_cast<int64_t>(static_cast<long double>(t) * sn.drift);
+int64_t Simulator::node_time_ns(const SimNode& sn, int64_t t) const {
+  const int64_t local = sn.osc.local_ns(t);
+  return (sn.sync ? sn.sync->global_ns(local) : local) + sn.clock_shift_ns;
 }
 
-int64_t Simulator::global_ns(const SimNode& sn, int64_t local) const {
-  // The first virtual instant at which the node's clock reads `local` or more.
-  auto g = static_cast<int64_t>(static_cast<long double>(local - sn.offset_ns) / (1.0L + sn.drift));
-  while (local_ns(sn, g) < local) ++g;
-  while (local_ns(sn, g - 1) >= local) --g;
-  return g;
+int64_t Simulator::virtual_ns(const SimNode& sn, int64_t node_ns) const {
+  const int64_t global = node_ns - sn.clock_shift_ns;
+  return sn.osc.true_ns(sn.sync ? sn.sync->local_ns(global) : global);
+}
+
+// Closes the rounds that are due; a node still integrating starts its engine once integrated,
+// or after kColdStartRounds rounds without. True when it started the engine here.
+bool Simulator::tick_clock(int i, int64_t now) {
+  SimNode& sn = nodes_[static_cast<size_t>(i)];
+  if (!sn.sync) return false;
+  const bool was_in = sn.sync->may_send();
+  const bool changed = sn.sync->on_time(sn.osc.local_ns(now));
+  if (was_in != sn.sync->may_send())
+    trace(fmt("%" PRId64 " node %d clock %s: midpoint %" PRId64 " ns (self-check at %" PRId64 " ns)", now, i,
+              sn.sync->may_send() ? "back within the precision" : "out: its frames are withheld",
+              sn.sync->stats().offset_ns_last, sn.sync->config().precision_ns));
+  if (sn.node) {
+    if (changed) sn.maps.push_back({sn.incarnation, sn.sync->map()});
+    return false;
+  }
+  if (!sn.sync->integrated()) {
+    // A cold start only when nobody is heard: else it waits to integrate (ClockSync).
+    if (sn.sync->stats().rounds < kColdStartRounds || sn.sync->stats().readings > 0) return false;
+    sn.sync->end_integration();
+    ++records_.clocks[static_cast<size_t>(i)].cold_starts;
+  }
+  start_engine(i, now);
+  return true;
+}
+
+void Simulator::arm_timer(int i, int64_t now) {
+  SimNode& sn = nodes_[static_cast<size_t>(i)];
+  int64_t at = INT64_MAX;
+  if (sn.node) at = virtual_ns(sn, sn.node->next_deadline_ns());
+  if (sn.sync) {
+    const int64_t l = sn.sync->next_deadline_local_ns();
+    if (l != INT64_MAX) at = std::min(at, sn.osc.true_ns(l));
+  }
+  if (at != sn.timer_at) {
+    sn.timer_at = at;
+    push({std::max(at, now), 0, EvType::timer, static_cast<uint8_t>(i), 0, sn.incarnation, 0, ++sn.timer_gen});
+  }
 }
 
 // --- Nodes --------------------------------------------------------------------------------
@@ -162,6 +274,26 @@ void Simulator::activated(core::NodeId node, uint32_t ballot, int64_t activation
 
 void Simulator::start_node(int i, int64_t now) {
   SimNode& sn = nodes_[static_cast<size_t>(i)];
+  sn.alive = true;
+  sn.frozen_until = INT64_MIN;
+  sn.last_turn_seq = -1;
+  std::fill(std::begin(sn.burst), std::end(sn.burst), false);
+  if (!scenario_.clock_sync) {
+    start_engine(i, now);
+    return;
+  }
+  // Its clock first: it listens for its peers' frames to integrate from (a restart keeps no map).
+  auto sync = core::ClockSync::create(clock_sync_config(i));
+  TOB_ASSERT(sync.ok());  // validated in create()
+  sn.sync.emplace(std::move(sync.value()));
+  sn.sync->on_time(sn.osc.local_ns(now));
+  sn.node.reset();
+  trace(fmt("%" PRId64 " node %d start incarnation %d: integrating its clock", now, i, sn.incarnation));
+  arm_timer(i, now);
+}
+
+void Simulator::start_engine(int i, int64_t now) {
+  SimNode& sn = nodes_[static_cast<size_t>(i)];
   core::NodeConfig c = node_config(i);
   c.first_msg_id = sn.next_msg_id;
   // Like the daemon, cut a torn tail off before appending: later records must not hide behind it.
@@ -173,12 +305,13 @@ void Simulator::start_node(int i, int64_t now) {
   TOB_ASSERT(node.ok());  // validated in create(); the log is ours
   sn.node = std::move(node.value());
   if (scenario_.order == core::Order::otfp) static_cast<core::OtfpNode*>(sn.node.get())->set_observer(this);
-  sn.alive = true;
-  sn.frozen_until = INT64_MIN;
-  sn.last_turn_seq = -1;
-  std::fill(std::begin(sn.burst), std::end(sn.burst), false);
+  sn.judged_from_ns = now + kJudgedAfterCycles * scenario_.cycle_ns;
+  std::vector<int64_t>& starts = records_.lives[static_cast<size_t>(i)].engine_start_ns;
+  starts.resize(static_cast<size_t>(sn.incarnation) + 1, INT64_MAX);
+  starts[static_cast<size_t>(sn.incarnation)] = now;
+  if (sn.sync) sn.maps.push_back({sn.incarnation, sn.sync->map()});
   trace(fmt("%" PRId64 " node %d start incarnation %d", now, i, sn.incarnation));
-  sn.node->on_time(local_ns(sn, now));
+  sn.node->on_time(node_time_ns(sn, now));
   after_call(i, now);
 }
 
@@ -196,11 +329,7 @@ void Simulator::after_call(int i, int64_t now) {
   } else if (!sn.syncing && sn.log_durable < sn.log.size()) {
     start_sync(i, now);
   }
-  const int64_t at = global_ns(sn, sn.node->next_deadline_ns());
-  if (at != sn.timer_at) {
-    sn.timer_at = at;
-    push({std::max(at, now), 0, EvType::timer, static_cast<uint8_t>(i), 0, sn.incarnation, 0, ++sn.timer_gen});
-  }
+  arm_timer(i, now);
 }
 
 void Simulator::handle_actions(int i, int64_t now) {
@@ -228,7 +357,7 @@ void Simulator::handle_actions(int i, int64_t now) {
       sn.ordinal = 0;
     }
     records_.deliveries.push_back({id, sn.incarnation, d.sender, d.cycle, d.turn_seq, sn.ordinal++,
-                                   d.msg_id, now, payload_matches(d.payload, d.sender, d.msg_id)});
+                                   d.msg_id, now, payload_matches(d.payload, d.sender, d.msg_id), d.release_ns});
     if (trace_file_ != nullptr)
       trace(fmt("%" PRId64 " node %d deliver sender %d cycle %" PRId64 " msg %" PRIu64, now, i,
                 d.sender, d.cycle, d.msg_id));
@@ -248,7 +377,7 @@ void Simulator::handle_actions(int i, int64_t now) {
 
 void Simulator::hold_or_send(int i, const core::TxFrame& tx, uint32_t frame) {
   SimNode& sn = nodes_[static_cast<size_t>(i)];
-  const int64_t at = global_ns(sn, tx.tx_ns);
+  const int64_t at = virtual_ns(sn, tx.tx_ns);
   // It waits for the records it names (a batch segment, a retransmission: none).
   const size_t needs = sn.log_base + tx.records_needed(sn.log.size() - sn.log_base);
   if (sn.log_durable >= needs || scenario_.fsync_ns_max == 0) {
@@ -269,7 +398,7 @@ void Simulator::start_sync(int i, int64_t now) {
 
 void Simulator::on_synced(const Ev& e) {
   SimNode& sn = nodes_[e.node];
-  if (!sn.alive || e.incarnation != sn.incarnation) return;
+  if (!sn.alive || e.incarnation != sn.incarnation || !sn.node) return;
   sn.syncing = false;
   ++records_.syncs;
   sn.log_durable = std::max(sn.log_durable, static_cast<size_t>(e.gen));
@@ -306,7 +435,12 @@ void Simulator::on_timer(const Ev& e) {
   if (!sn.alive || e.incarnation != sn.incarnation || e.gen != sn.timer_gen) return;
   sn.timer_at = INT64_MAX;
   if (frozen(sn, e.t)) return;  // the thaw calls it
-  sn.node->on_time(local_ns(sn, e.t));
+  if (tick_clock(e.node, e.t)) return;  // it started the engine, which ran and armed the timer
+  if (!sn.node) {
+    arm_timer(e.node, e.t);
+    return;
+  }
+  sn.node->on_time(node_time_ns(sn, e.t));
   after_call(e.node, e.t);
 }
 
@@ -320,6 +454,11 @@ void Simulator::on_transmit(const Ev& e) {
     Ev later = e;
     later.t = sender.frozen_until;
     push(later);
+    return;
+  }
+  if (sender.sync && !sender.sync->may_send()) {  // self-checking: its clock is out (seed 000)
+    ++records_.frames_withheld_clock;
+    release_frame(e.frame);
     return;
   }
   ++records_.frames_sent;
@@ -341,6 +480,14 @@ void Simulator::on_transmit(const Ev& e) {
     bool corrupt = !quiet && net_rng_.chance(scenario_.corrupt);
     int64_t arrive = e.t + scenario_.delay_ns +
                      (scenario_.jitter_ns > 0 ? net_rng_.range(0, scenario_.jitter_ns) : 0);
+    if (sender.byzantine_clock) {  // it left early; to each receiver as early or as late as it likes
+      const int64_t reach = byz_early_ns_ + byz_late_ns_;
+      switch (clock_rng_.range(0, 2)) {
+        case 0: break;
+        case 1: arrive += reach; break;
+        default: arrive += clock_rng_.range(0, reach); break;
+      }
+    }
     for (const Fault& f : frame_faults_) {
       const bool this_frame = f.cycle == cycle;
       switch (f.kind) {
@@ -405,7 +552,18 @@ void Simulator::on_arrive(const Ev& e) {
     release_frame(e.frame);
     return;
   }
-  sn.node->on_frame(d.view, local_ns(sn, e.t));
+  tick_clock(e.node, e.t);
+  const core::FrameHeader& h = d.view.header;
+  // The first copy's first frame is the clock reading (the others leave after it).
+  if (sn.sync && h.kind == core::FrameKind::slot && (h.flags & (core::kFlagSecondCopy | core::kFlagAux)) == 0 &&
+      h.segment_index == 0)
+    sn.sync->on_frame(h.sender, static_cast<int64_t>(h.cycle), sn.osc.local_ns(e.t));
+  if (!sn.node) {  // integrating its clock: the engine has not started
+    release_frame(e.frame);
+    arm_timer(e.node, e.t);
+    return;
+  }
+  sn.node->on_frame(d.view, node_time_ns(sn, e.t));
   release_frame(e.frame);
   after_call(e.node, e.t);
 }
@@ -422,11 +580,11 @@ void Simulator::on_submit(const Ev& e) {
   SimNode& sn = nodes_[e.node];
   if (draining(e.t)) return;  // the drain submits nothing new
   schedule_submit(e.node, e.t);
-  if (!sn.alive || frozen(sn, e.t)) return;  // a frozen node's application is frozen too
+  if (!sn.alive || frozen(sn, e.t) || !sn.node) return;  // a frozen node's application is frozen too
   uint8_t payload[65535];
   const auto len = static_cast<size_t>(load_rng_.range(scenario_.payload_min, scenario_.payload_max));
   fill_payload({payload, len}, e.node, sn.next_msg_id);
-  const core::SubmitResult r = sn.node->submit(0, {payload, len}, local_ns(sn, e.t));
+  const core::SubmitResult r = sn.node->submit(0, {payload, len}, node_time_ns(sn, e.t));
   NodeLife& life = records_.lives[e.node];
   if (r.status == core::SubmitStatus::ok) {
     TOB_ASSERT(r.msg_id == sn.next_msg_id);
@@ -444,8 +602,17 @@ void Simulator::on_crash(const Ev& e) {
   SimNode& sn = nodes_[e.node];
   if (!sn.alive) return;
   sn.alive = false;
-  add_counters(sn.node->counters());
+  if (sn.node) add_counters(sn.node->counters());
   sn.node.reset();
+  if (sn.sync) {
+    ClockLife& cl = records_.clocks[e.node];
+    const core::ClockSyncStats& cs = sn.sync->stats();
+    cl.rounds += cs.rounds;
+    cl.rounds_out += cs.rounds_out;
+    cl.rounds_clipped += cs.rounds_clipped;
+    cl.integrations += cs.integrations;
+    sn.sync.reset();
+  }
   for (const HeldFrame& h : sn.held) release_frame(h.frame);  // never left
   sn.held.clear();
   for (uint32_t f : sn.backlog) release_frame(f);
@@ -487,14 +654,21 @@ void Simulator::on_thaw(const Ev& e) {
   sn.frozen_until = INT64_MIN;
   trace(fmt("%" PRId64 " node %d thaws (%zu frames waiting)", e.t, e.node, sn.backlog.size()));
   // Its loop runs again: the clock first, then what its RX ring holds, then the disk's news.
-  sn.node->on_time(local_ns(sn, e.t));
+  tick_clock(e.node, e.t);
+  if (!sn.node) {  // still integrating: what it missed is no clock reading
+    for (uint32_t f : sn.backlog) release_frame(f);
+    sn.backlog.clear();
+    arm_timer(e.node, e.t);
+    return;
+  }
+  sn.node->on_time(node_time_ns(sn, e.t));
   handle_actions(e.node, e.t);
   std::vector<uint32_t> backlog;
   backlog.swap(sn.backlog);
   for (uint32_t f : backlog) {
     const core::DecodeResult d = core::decode_frame(pool_[f]);
     if (d.ok()) {
-      sn.node->on_frame(d.view, local_ns(sn, e.t));
+      sn.node->on_frame(d.view, node_time_ns(sn, e.t));
       handle_actions(e.node, e.t);
     } else {
       ++records_.frames_rejected_crc;
@@ -629,11 +803,33 @@ void Simulator::run() {
   nodes_.resize(static_cast<size_t>(s.nodes));
   records_ = Records{};
   records_.lives.assign(static_cast<size_t>(s.nodes), NodeLife{});
+  records_.clocks.assign(static_cast<size_t>(s.nodes), ClockLife{});
   records_.faults_end_ns = schedule_.cycle_start_ns(s.cycles);
+  records_.precision_bound_ns = s.clock_sync ? bound_.precision_ns : 0;
+  cycle_sample_ = PrecisionSample{};
+  for (int i = 0; i < s.nodes; ++i)
+    if ((s.byzantine_clock_nodes >> i & 1u) != 0) {
+      nodes_[static_cast<size_t>(i)].byzantine_clock = true;
+      nodes_[static_cast<size_t>(i)].clock_shift_ns = byz_early_ns_;
+      records_.clocks[static_cast<size_t>(i)].byzantine = true;
+    }
+  for (int k = s.byzantine_clock_nodes != 0 ? s.nodes : 0; k < s.byzantine_clocks;) {
+    const auto i = static_cast<size_t>(clock_rng_.range(0, s.nodes - 1));
+    if (nodes_[i].byzantine_clock) continue;
+    nodes_[i].byzantine_clock = true;
+    nodes_[i].clock_shift_ns = byz_early_ns_;  // its frames leave this early
+    records_.clocks[i].byzantine = true;
+    ++k;
+  }
   for (int i = 0; i < s.nodes; ++i) {
     SimNode& sn = nodes_[static_cast<size_t>(i)];
-    sn.offset_ns = s.clock_offset_ns_max > 0 ? rng_.range(-s.clock_offset_ns_max, s.clock_offset_ns_max) : 0;
-    if (s.drift_ppm_max > 0) sn.drift = (fault_rng_.uniform() * 2 - 1) * s.drift_ppm_max * 1e-6;
+    // The draws in the order they always were: a run without the new clock options replays.
+    const int64_t offset_ns = s.clock_offset_ns_max > 0 ? rng_.range(-s.clock_offset_ns_max, s.clock_offset_ns_max) : 0;
+    double drift = 0;
+    if (s.drift_ppm_max > 0) drift = (fault_rng_.uniform() * 2 - 1) * s.drift_ppm_max * 1e-6;
+    if (!s.drift_ppm.empty()) drift = s.drift_ppm[static_cast<size_t>(i)] * 1e-6;
+    sn.osc = Oscillator(s.clock_offset_ns.empty() ? offset_ns : s.clock_offset_ns[static_cast<size_t>(i)], drift);
+    records_.clocks[static_cast<size_t>(i)].drift_ppm_start = drift * 1e6;
     const int64_t start = s.start_stagger_ns > 0 ? rng_.range(0, s.start_stagger_ns) : 0;
     push({start, 0, EvType::restart, static_cast<uint8_t>(i), 0, 0, 0, 0});
     schedule_submit(i, start);
@@ -641,6 +837,11 @@ void Simulator::run() {
   for (const Fault& f : s.faults) inject(f, 0);
   if (s.fault_rate > 0 || s.crash_rate > 0 || s.stall_rate > 0)
     push({0, 0, EvType::fault_tick, 0, 0, 0, 0, 0});
+  if (s.clock_sync || s.drift_wander_ppm > 0) {
+    const core::NodeId first = schedule_.node_at(0);
+    push({schedule_.membership_point_ns(0, first) + schedule_.config().slots[first].length_ns / 2, 0,
+          EvType::clock_sample, 0, 0, 0, 0, 0});
+  }
 
   const int64_t end_ns = schedule_.cycle_start_ns(s.cycles + s.drain_cycles);
   while (!queue_.empty() && queue_.top().t <= end_ns) {
@@ -656,6 +857,7 @@ void Simulator::run() {
       case EvType::synced: on_synced(e); break;
       case EvType::freeze: on_freeze(e); break;
       case EvType::thaw: on_thaw(e); break;
+      case EvType::clock_sample: on_clock_sample(e); break;
       case EvType::crash: on_crash(e); break;
       case EvType::restart:
         if (sn.alive) break;
@@ -669,6 +871,7 @@ void Simulator::run() {
     }
   }
   records_.end_ns = end_ns;
+  finish_clocks();
   records_.final_turn_seq = schedule_.next_turn_after(end_ns).seq - 1;
   records_.final_state.assign(static_cast<size_t>(s.nodes), FinalState{});
   for (int i = 0; i < s.nodes; ++i) {
@@ -679,6 +882,92 @@ void Simulator::run() {
     f.alive = true;
     f.queued = sn.node->queued();
     if (s.order == core::Order::otfp) f.low = static_cast<const core::OtfpNode*>(sn.node.get())->lowest_undelivered();
+  }
+}
+
+// At the middle of every slot (outside every slew window): the spread of the judged nodes'
+// global clocks; at a cycle's first sample the drifts wander.
+void Simulator::on_clock_sample(const Ev& e) {
+  const Scenario& s = scenario_;
+  const int k = static_cast<int>(e.gen);
+  const int64_t cycle = schedule_.cycle_of(e.t);
+  if (k == 0 && s.drift_wander_ppm > 0) {
+    const double bound = drift_bound_ppm(s) * 1e-6;
+    for (SimNode& sn : nodes_) {
+      double d = sn.osc.drift() + (clock_rng_.uniform() * 2 - 1) * s.drift_wander_ppm * 1e-6;
+      if (d > bound) d = 2 * bound - d;  // reflected: it stays within [-P, P]
+      if (d < -bound) d = -2 * bound - d;
+      sn.osc.set_drift(e.t, std::clamp(d, -bound, bound));
+    }
+  }
+  if (s.clock_sync) {
+    PrecisionSample& p = cycle_sample_;
+    p.cycle = cycle;
+    int64_t lo = INT64_MAX;
+    int64_t hi = INT64_MIN;
+    core::NodeId at_lo = 0;
+    core::NodeId at_hi = 0;
+    int judged = 0;
+    for (int i = 0; i < s.nodes; ++i) {
+      const SimNode& sn = nodes_[static_cast<size_t>(i)];
+      if (!sn.alive || !sn.node || sn.byzantine_clock || e.t < sn.judged_from_ns) continue;
+      const int64_t g = sn.sync->global_ns(sn.osc.local_ns(e.t));
+      ++judged;
+      if (g < lo) { lo = g; at_lo = static_cast<core::NodeId>(i); }
+      if (g > hi) { hi = g; at_hi = static_cast<core::NodeId>(i); }
+    }
+    if (judged >= 2 && hi - lo >= p.spread_ns) {
+      p.spread_ns = hi - lo;
+      p.ahead = at_hi;
+      p.behind = at_lo;
+    }
+    p.nodes = std::max(p.nodes, judged);
+  }
+  const int next = (k + 1) % s.nodes;
+  if (next == 0) {
+    if (s.clock_sync && cycle_sample_.nodes >= 2) records_.precision.push_back(cycle_sample_);
+    cycle_sample_ = PrecisionSample{};
+  }
+  const int64_t next_cycle = next == 0 ? cycle + 1 : cycle;
+  const core::NodeId n = schedule_.node_at(next);
+  push({schedule_.membership_point_ns(next_cycle, n) + schedule_.config().slots[n].length_ns / 2, 0,
+        EvType::clock_sample, 0, 0, 0, 0, static_cast<uint64_t>(next)});
+}
+
+// After the run: the synchronisation's counters, and when each delivery's release instant came
+// on its node's clock (its sync map history, then its oscillator).
+void Simulator::finish_clocks() {
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    const SimNode& sn = nodes_[i];
+    ClockLife& cl = records_.clocks[i];
+    cl.rate_ppm_end = sn.sync ? sn.sync->stats().rate_ppm : 0;
+    if (!sn.alive || !sn.sync) continue;
+    const core::ClockSyncStats& cs = sn.sync->stats();
+    cl.rounds += cs.rounds;
+    cl.rounds_out += cs.rounds_out;
+    cl.rounds_clipped += cs.rounds_clipped;
+    cl.integrations += cs.integrations;
+    cl.offset_ns_max = std::max(cl.offset_ns_max, cs.offset_ns_max);
+  }
+  for (DeliveryRecord& d : records_.deliveries) {
+    const SimNode& sn = nodes_[d.node];
+    const int64_t target = d.release_ns - sn.clock_shift_ns;
+    int64_t local = target;
+    if (scenario_.clock_sync) {
+      // The map in force when its global clock reached the target: the last of the incarnation
+      // that began at or before it (maps of one incarnation begin in increasing global time).
+      const auto key = std::make_pair(d.incarnation, target);
+      auto it = std::upper_bound(sn.maps.begin(), sn.maps.end(), key, [](const auto& k, const SimNode::MapEpoch& m) {
+        return k < std::make_pair(m.incarnation, m.map.g0);
+      });
+      if (it == sn.maps.begin() || (it - 1)->incarnation != d.incarnation) continue;
+      local = (it - 1)->map.local_ns(target);
+    }
+    const int64_t v = sn.osc.true_ns(local);
+    const NodeLife& life = records_.lives[d.node];
+    const bool crashed_first = static_cast<size_t>(d.incarnation) < life.crash_ns.size() &&
+                               life.crash_ns[static_cast<size_t>(d.incarnation)] <= v;
+    if (v <= records_.end_ns && !crashed_first) d.release_virtual_ns = v;
   }
 }
 

@@ -12,9 +12,11 @@
 #include <string>
 #include <vector>
 
+#include "core/clock_sync.h"
 #include "core/engine.h"
 #include "core/otfp_node.h"
 #include "core/result.h"
+#include "sim/oscillator.h"
 #include "sim/records.h"
 #include "sim/rng.h"
 #include "sim/scenario.h"
@@ -37,7 +39,7 @@ class Simulator : private core::OtfpObserver {
   // The engines call the simulator back (decisions): it must not move while it runs.
 
  private:
-  enum class EvType : uint8_t { timer, transmit, arrive, submit, crash, restart, fault_tick, synced, freeze, thaw };
+  enum class EvType : uint8_t { timer, transmit, arrive, submit, crash, restart, fault_tick, synced, freeze, thaw, clock_sample };
   struct Ev {
     int64_t t;
     uint64_t order;
@@ -64,8 +66,16 @@ class Simulator : private core::OtfpObserver {
     std::vector<HeldFrame> held;
     bool alive = false;
     int incarnation = 0;
-    int64_t offset_ns = 0;
-    double drift = 0;              // rate error (ppm / 1e6)
+    Oscillator osc;                // its hardware clock
+    std::optional<core::ClockSync> sync;  // clock sync on: this incarnation's
+    bool byzantine_clock = false;
+    int64_t clock_shift_ns = 0;    // a Byzantine clock: its engine runs this far ahead
+    int64_t judged_from_ns = INT64_MAX;  // in the precision samples from here (engine running)
+    struct MapEpoch {              // the sync map from an instant on, for release instants
+      int incarnation;
+      core::ClockMap map;
+    };
+    std::vector<MapEpoch> maps;
     int64_t frozen_until = INT64_MIN;
     std::vector<uint32_t> backlog; // frames received while frozen, in order
     uint64_t next_msg_id = 0;
@@ -104,8 +114,16 @@ class Simulator : private core::OtfpObserver {
   void inject(const Fault& f, int64_t now);
   bool frozen(const SimNode& sn, int64_t t) const { return t < sn.frozen_until; }
   bool draining(int64_t t) const { return t >= records_.faults_end_ns; }
-  int64_t local_ns(const SimNode& sn, int64_t t) const;
-  int64_t global_ns(const SimNode& sn, int64_t local) const;
+  // The time a node's engine reads at virtual instant t, and the first virtual instant at which
+  // it reads `node_ns` (its oscillator, through its sync map when clock sync is on).
+  int64_t node_time_ns(const SimNode& sn, int64_t t) const;
+  int64_t virtual_ns(const SimNode& sn, int64_t node_ns) const;
+  void start_engine(int i, int64_t now);
+  bool tick_clock(int i, int64_t now);
+  void arm_timer(int i, int64_t now);
+  void on_clock_sample(const Ev& e);
+  void finish_clocks();
+  core::ClockSyncConfig clock_sync_config(int i) const;
   bool copy_lost(int from, int to);
   uint32_t store_frame(std::span<const uint8_t> bytes);
   void release_frame(uint32_t idx);
@@ -119,6 +137,11 @@ class Simulator : private core::OtfpObserver {
   Rng net_rng_;
   Rng load_rng_;
   Rng fault_rng_;
+  Rng clock_rng_;                  // wander and Byzantine clocks: other streams unchanged
+  core::PrecisionBound bound_;
+  int64_t byz_early_ns_ = 0;
+  int64_t byz_late_ns_ = 0;
+  PrecisionSample cycle_sample_{};
   std::priority_queue<Ev, std::vector<Ev>, std::greater<>> queue_;
   uint64_t order_ = 0;
   std::vector<SimNode> nodes_;
@@ -132,6 +155,14 @@ class Simulator : private core::OtfpObserver {
   std::vector<std::string> trace_ring_;
   size_t trace_next_ = 0;
 };
+
+// The precision clock sync keeps in this scenario (core::clock_precision_bound: its jitter,
+// delay, drift, the rate correction the simulator allows (twice the drift) and one round a cycle).
+core::PrecisionBound precision_bound(const Scenario& s);
+// The cycle from which precision samples are judged (the warm-up before it): the staggered
+// starts, a cold start's listening rounds, the three cycles before a node is sampled, and the
+// rounds that bounded steps take to correct the initial offsets.
+int64_t clock_judged_from_cycle(const Scenario& s);
 
 // Payload a simulated application submits as message `msg_id` of `sender`.
 void fill_payload(std::span<uint8_t> out, core::NodeId sender, uint64_t msg_id);

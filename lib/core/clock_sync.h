@@ -1,0 +1,186 @@
+// In-band clock synchronisation on the TDMA substrate (issue 19; docs/architecture.md "Time and
+// schedule", docs/simulator.md "Clock synchronisation"). A pure state machine: the driver reads
+// its local clock (the TSC, or a simulated oscillator) and hands the readings in; this class
+// keeps the node's map from local to global time and corrects it once per cycle.
+//
+//   ClockSync s = ClockSync::create(config).value();
+//   s.on_time(local_now);                      closes the rounds whose cycle is over
+//   s.on_frame(sender, cycle, local_rx);       the first copy of a peer's slot frame arrived
+//   int64_t g = s.global_ns(local_now);        global time, monotone in local time
+//   int64_t l = s.local_ns(global_deadline);   when a global instant comes, on the local clock
+//   if (!s.may_send()) ...                     self-checking: out by more than the precision
+//
+// Round c collects, for each sender, the deviation of its frame of cycle c: the arrival read on
+// this node's global clock, minus the instant the schedule gives the frame, minus the configured
+// one-way delay. A positive deviation means this node is ahead of the sender. When this node's
+// global clock passes the end of cycle c, the round closes: its own deviation (0) and the peers'
+// are sorted, the f largest and the f smallest dropped and the midpoint of the rest taken
+// (Welch-Lynch's fault-tolerant midpoint, the fault-tolerant average of TTP and FlexRay cited in
+// seed 000 §3): with N >= 3f + 1 and at most f faulty clocks, the midpoint lies within the range
+// of the correct nodes' deviations, whatever values the faulty ones show.
+//
+// The correction (minus the midpoint, at most step_max_ns) is slewed into the map over the
+// first slew_ns of the next cycle, a window in which no frame is due (the drivers choose it
+// inside the first slot's decision margin), so the map stays continuous and increasing: global
+// time never goes back. The corrections of a window of rounds, summed, estimate the rate error
+// that the rate correction takes out (at most rate_max_ppm), so a constant drift needs no
+// corrections once learnt. A node whose midpoint exceeds `precision_ns` does not send until
+// a round brings it back within (seed 000's self-checking rule: a node that knows it is faulty
+// stays silent rather than send at the wrong instant).
+//
+// Integration (TTP's): a node starts integrating. The first round in which it hears peers
+// (frames of any cycle: its clock may be off by cycles) sets its map at once to the
+// fault-tolerant midpoint of their deviations, a jump either way; the driver starts its engine
+// only then (integrated()), or after hearing nobody for a while (end_integration(): a cold
+// start on its own clock). From then on global time is monotone and corrections bounded.
+//
+// lib/core rules: no clock read here, no allocation after create().
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "core/result.h"
+#include "core/schedule.h"
+
+namespace tob::core {
+
+struct ClockSyncConfig {
+  ScheduleConfig schedule;
+  NodeId self = 0;
+  int faults_tolerated = 0;        // f: N >= 3f + 1
+  int64_t delay_ns = 0;            // configured one-way delay: the mean of transmit -> receive stamp
+  int64_t step_max_ns = 0;         // largest correction per round (0: slew_ns / 2)
+  int64_t slew_ns = 0;             // a correction is spread over this much of the next cycle
+                                   // (0: the decision margin)
+  int64_t precision_ns = 0;        // self-check threshold on |midpoint| (0: the schedule's precision)
+  int64_t deviation_max_ns = 0;    // readings beyond this are not clock readings (0: cycle / 4)
+  double rate_max_ppm = 200;       // |rate correction| at most this
+  // The rate correction: every rate_window_rounds rounds whose corrections were whole, their sum
+  // over the window's length is this node's rate error against the ensemble (one round's
+  // residual is mostly reading noise: microseconds of jitter against nanoseconds of drift, so a
+  // per-round integral term swings from bound to bound). rate_gain of it is taken, and the
+  // correction loses rate_leak: the ensemble's common rate is not observable in band (every
+  // reading is relative), so without a leak it wanders to the bound.
+  // Integrating, a round with fewer than 2f + 1 peers heard does not count, unless
+  // integrate_wait_rounds rounds have passed: then its own clock counts too and f shrinks to
+  // what the values can outvote.
+  int integrate_wait_rounds = 3;
+  int rate_window_rounds = 128;
+  double rate_gain = 0.5;
+  double rate_leak = 1.0 / 8;
+
+  // Defaults filled in, or an error naming what is wrong.
+  Result<ClockSyncConfig> resolved() const;
+};
+
+// The local -> global map since the last round closed (continuous with the one before):
+//   global(l) = g0 + floor((l - l0) * (1 + rate) + min(l - l0, slew_ns) * step_ns / slew_ns)
+// Strictly increasing in l when |rate| < 1/4 and |step_ns| <= slew_ns / 2 (slope >= 1/4).
+// Before l0 it extrapolates with the slope 1 + rate (readings stamped before the last close).
+struct ClockMap {
+  int64_t l0 = 0;
+  int64_t g0 = 0;
+  double rate = 0;
+  int64_t step_ns = 0;
+  int64_t slew_ns = 1;
+
+  int64_t global_ns(int64_t local_ns) const;
+  // The first local instant whose global reading is at least g (g >= g0: on this segment).
+  int64_t local_ns(int64_t global_ns) const;
+  // The part of step_ns not yet applied at local_ns.
+  int64_t pending_ns(int64_t local_ns) const;
+};
+
+struct ClockSyncStats {
+  uint64_t rounds = 0;              // rounds closed
+  uint64_t rounds_short = 0;        // closed with fewer than 2f + 1 values: no correction
+  uint64_t integrations = 0;        // the map set at once from the peers (integration)
+  uint64_t rounds_clipped = 0;      // the midpoint exceeded step_max_ns
+  uint64_t rounds_out = 0;          // the midpoint exceeded the precision: not sending
+  uint64_t readings = 0;            // deviations taken
+  uint64_t readings_ignored = 0;    // a closed or distant round, a repeat, or beyond deviation_max_ns
+  int64_t offset_ns_last = 0;       // the last midpoint (this node ahead of the ensemble: > 0)
+  int64_t correction_ns_last = 0;
+  int64_t offset_ns_max = 0;        // largest |midpoint| of a round that counted
+  double rate_ppm = 0;              // the rate correction now
+};
+
+class ClockSync {
+ public:
+  static Result<ClockSync> create(const ClockSyncConfig& config);
+
+  // Local time passed: closes every round whose cycle ended by local_ns (the first call only
+  // starts the round of the current cycle). True when the map changed.
+  bool on_time(int64_t local_ns);
+  // The first copy (segment 0, no aux) of `sender`'s slot frame of `cycle` arrived at local_ns.
+  void on_frame(NodeId sender, int64_t cycle, int64_t local_ns);
+  // Local instant at which on_time must be called next (INT64_MAX before the first on_time).
+  int64_t next_deadline_local_ns() const;
+
+  int64_t global_ns(int64_t local_ns) const { return map_.global_ns(local_ns); }
+  int64_t local_ns(int64_t global_ns) const { return map_.local_ns(global_ns); }
+  const ClockMap& map() const { return map_; }
+
+  // Integration over: the map is continuous and global time monotone from here on.
+  bool integrated() const { return !integrating_; }
+  // A cold start: stop waiting for peers and keep the local clock as it is.
+  void end_integration();
+
+  // Self-check (seed 000): false while the last counted round put this node further from the
+  // ensemble than the precision. True before any round counted (nothing to compare with).
+  bool may_send() const { return within_precision_; }
+  const ClockSyncStats& stats() const { return stats_; }
+  const ClockSyncConfig& config() const { return config_; }
+
+  // The fault-tolerant midpoint of values[0..count) (sorted in place): drop the f largest and
+  // the f smallest, the midpoint of the rest. count >= 2f + 1.
+  static int64_t fault_tolerant_midpoint(int64_t* values, int count, int f);
+
+ private:
+  struct Reading {
+    int64_t deviation_ns;
+    bool seen;
+  };
+  ClockSync(const ClockSyncConfig& config, Schedule schedule);
+  void close_round(int64_t local_ns);
+  bool integrate(int64_t local_ns);
+
+  ClockSyncConfig config_;
+  Schedule schedule_;
+  int nodes_ = 0;
+  ClockMap map_;
+  bool started_ = false;
+  bool integrating_ = true;
+  int integrate_rounds_ = 0;        // integrating: rounds so far
+  int64_t round_ = 0;               // the oldest open round (cycle); round_ + 1 collects too
+  std::array<std::array<Reading, kMaxNodes>, 2> readings_{};  // [cycle % 2][sender]
+  bool within_precision_ = true;
+  int64_t window_sum_ns_ = 0;       // corrections of the rate window so far
+  int window_rounds_ = 0;
+  ClockSyncStats stats_;
+};
+
+// The precision the synchronisation keeps among correct nodes (docs/simulator.md "Clock
+// synchronisation" derives it): the spread of their global clocks at the close of every round,
+// and at every instant outside the slew windows, once the initial offsets are corrected,
+//   reading error    eps  = jitter / 2 + rho' * (delay + jitter) + 2 ns (rounding)
+//   residual rate    rho' = drift + rate_max (oscillator error and a wrong rate correction)
+//   precision        Pi   = 4 * eps + 12 * rho' * round
+// for N >= 3f + 1 with at most f faulty clocks, while the corrections stay within step_max.
+// A correct node's midpoint is at most Pi + eps + 2 rho' round: the self-check threshold.
+struct PrecisionBoundInput {
+  int64_t jitter_ns = 0;            // the one-way delay varies within [delay, delay + jitter]
+  int64_t delay_ns = 0;
+  double drift_ppm = 0;             // |oscillator rate error| of a correct node
+  double rate_max_ppm = 0;          // |rate correction| allowed
+  int64_t round_ns = 0;             // one round per cycle
+};
+struct PrecisionBound {
+  int64_t reading_error_ns = 0;     // eps
+  int64_t precision_ns = 0;         // Pi
+  int64_t self_check_ns = 0;        // Pi + eps + 2 rho' round
+};
+PrecisionBound clock_precision_bound(const PrecisionBoundInput& in);
+
+}  // namespace tob::core

@@ -1,0 +1,37 @@
+// Clock properties of a run with clock sync on (docs/simulator.md "Clocks and their
+// synchronisation"), judged from the records alone:
+//   clock-precision        each cycle's largest spread of the judged nodes' global clocks (mid-slot
+//                          samples) is within the derived bound, from the warm-up on
+//   clock-self-check       no node with a correct clock had its frames withheld by the self-check
+//   release-instant        every node that delivered a message computed the same release instant
+//   release-skew           the virtual instants at which correct nodes' clocks reached it differ by
+//                          at most the bound (seed 001's WRITE_WAIT: the same instant everywhere)
+//   no-removal-by-clock    (fault-free mars runs) the membership of all forms, and from then on
+//                          nobody is removed and nobody shuts down: clocks alone never cost a
+//                          correct node its membership
+// Judged for the release: every node but the Byzantine clocks (a crash or a mars shutdown does
+// not touch the clock), for releases from `settled_ns` after its incarnation's engine started.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/checker.h"
+#include "sim/records.h"
+
+namespace tob::sim {
+
+struct ClockCheckParams {
+  int64_t precision_ns = 0;      // the derived bound (Records::precision_bound_ns)
+  int64_t judged_from_cycle = 0;  // precision samples before this cycle are the warm-up
+  bool fault_free = false;       // judge no-removal-by-clock
+  int64_t settled_ns = 0;        // a (re)started node's releases are judged this long after its start
+};
+
+const std::vector<std::string>& clock_property_names();
+
+// Adds its violations and figures (CheckStats::clock_*) to `report`.
+void check_clock(const Records& records, const ClockCheckParams& params, CheckReport& report);
+
+}  // namespace tob::sim
