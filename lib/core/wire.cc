@@ -27,6 +27,26 @@ const char* to_string(DecodeError e) {
   return "unknown";
 }
 
+namespace {
+
+// The header's fields as the sender wrote them (docs/wire-format.md "Header"), unchecked.
+FrameHeader read_header(const uint8_t* p) {
+  FrameHeader h;
+  h.kind = static_cast<FrameKind>(p[3]);
+  h.cluster_id = load_be16(p + 4);
+  h.sender = p[6];
+  h.flags = p[7];
+  h.cycle = load_be64(p + 8);
+  h.segment_index = load_be16(p + 16);
+  h.segment_count = load_be16(p + 18);
+  h.view_vector = load_be64(p + 20);
+  h.stage = static_cast<Stage>(p[28]);
+  h.suspected = p[29];
+  return h;
+}
+
+}  // namespace
+
 DecodeResult decode_frame(std::span<const uint8_t> bytes) {
   DecodeResult r;
   const uint8_t* p = bytes.data();
@@ -44,22 +64,13 @@ DecodeResult decode_frame(std::span<const uint8_t> bytes) {
   if (crc32c(bytes.first(body_end)) != load_be32(p + body_end)) return {DecodeError::bad_crc, {}};
 
   FrameHeader& h = r.view.header;
-  h.kind = static_cast<FrameKind>(p[3]);
-  h.cluster_id = load_be16(p + 4);
-  h.sender = p[6];
-  h.flags = p[7];
-  h.cycle = load_be64(p + 8);
-  h.segment_index = load_be16(p + 16);
-  h.segment_count = load_be16(p + 18);
-  h.view_vector = load_be64(p + 20);
+  h = read_header(p);  // its stage is checked below
   const uint8_t stage = p[28];
-  h.suspected = p[29];
   const uint16_t section_count = load_be16(p + 30);
   if (h.sender >= kMaxNodes) return {DecodeError::bad_sender, {}};
   if (h.segment_count == 0 || h.segment_index >= h.segment_count)
     return {DecodeError::bad_segment, {}};
   if (stage > static_cast<uint8_t>(Stage::member)) return {DecodeError::bad_stage, {}};
-  h.stage = static_cast<Stage>(stage);
   if (h.suspected != kNoNode && h.suspected >= kMaxNodes) return {DecodeError::bad_suspect, {}};
 
   // Walk the sections once: each header and body must lie inside the section area.
@@ -188,19 +199,7 @@ void mark_authenticated(std::span<uint8_t> frame) {
 
 FrameHeader peek_header(std::span<const uint8_t> frame) {
   TOB_ASSERT(frame.size() >= kMinFrameBytes);
-  const uint8_t* p = frame.data();
-  FrameHeader h;
-  h.kind = static_cast<FrameKind>(p[3]);
-  h.cluster_id = load_be16(p + 4);
-  h.sender = p[6];
-  h.flags = p[7];
-  h.cycle = load_be64(p + 8);
-  h.segment_index = load_be16(p + 16);
-  h.segment_count = load_be16(p + 18);
-  h.view_vector = load_be64(p + 20);
-  h.stage = static_cast<Stage>(p[28]);
-  h.suspected = p[29];
-  return h;
+  return read_header(frame.data());
 }
 
 void renumber_segments(std::span<uint8_t> frame, uint16_t index, uint16_t count) {
