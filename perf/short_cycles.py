@@ -12,6 +12,7 @@ before it, and when each survivor suspected it (detection in ms and cycles).
 
     perf/short_cycles.py --order otfp --cycle-ns 1000000 --kappa 1 --seconds 600 --out DIR
     perf/short_cycles.py --order otfp --cycle-ns 1000000 --kappa 1 --seconds 16 --kill 0 --kill-at 8
+    perf/short_cycles.py --order otfp --cycle-ns 1000000 --kappa 1 --slot-ns 100000 --pattern poisson --seconds 600
 
 Writes DIR/result.json and prints a table. Needs root, a build (build/) and scripts/setup.sh's
 hugepages; the cluster uses namespaces `st-*` and is always torn down.
@@ -59,7 +60,13 @@ def main() -> int:
     ap.add_argument("--cycle-ns", type=int, default=1_000_000)
     ap.add_argument("--kappa", type=int, default=1, help="otfp: [timing] kappa (default 1)")
     ap.add_argument("--durability", default="sync", choices=["sync", "none"])
+    ap.add_argument("--slot-ns", type=int, default=0,
+                    help="packed slots of this length at the start of the cycle (0: N equal slots; "
+                         "docs/configuration.md \"Packed slots\")")
     ap.add_argument("--rate", type=int, default=1000, help="messages per second per node (default 1000)")
+    ap.add_argument("--pattern", default="constant", choices=["constant", "poisson"],
+                    help="submission pattern of each client (constant: every 1/rate s, in phase at the "
+                         "four clients; poisson: exponential gaps, a seed per client)")
     ap.add_argument("--seconds", type=float, default=20, help="seconds of load (default 20)")
     ap.add_argument("--kill", type=int, default=None, help="kill -9 this node during the load")
     ap.add_argument("--kill-at", type=float, default=8, help="seconds into the load (default 8)")
@@ -67,6 +74,8 @@ def main() -> int:
     a = ap.parse_args()
     if a.seconds <= 0 or a.seconds > 3600 or a.rate < 1 or a.rate > 100_000:
         ap.error("--seconds must be in (0, 3600] and --rate in [1, 100000]")
+    if a.slot_ns < 0 or a.slot_ns * NODES > a.cycle_ns:
+        ap.error(f"--slot-ns must be 0 or at most --cycle-ns / {NODES}")
     if a.kill is not None and not (0 <= a.kill < NODES and 0 < a.kill_at < a.seconds):
         ap.error(f"--kill must be 0..{NODES - 1} and --kill-at inside the load")
     out = a.out.resolve()
@@ -74,7 +83,8 @@ def main() -> int:
     out.mkdir(parents=True)
     env = dict(os.environ, TOB_NET=NET, TOB_RUN_DIR=str(out), TOB_ORDER=a.order, TOB_CYCLE_NS=str(a.cycle_ns),
                TOB_DELIVERIES_FORMAT="bin", TOB_DURABILITY=a.durability,
-               TOB_CONFIG_EXTRA=f"kappa = {a.kappa}" if a.order == "otfp" else "")
+               TOB_CONFIG_EXTRA=f"kappa = {a.kappa}" if a.order == "otfp" else "",
+               TOB_SLOT_NS=str(a.slot_ns) if a.slot_ns else "")
     load = REPO / "build/app/dpdk-tob-load/dpdk-tob-load"
     try:
         up = cluster(env, "up", str(NODES), check=False)
@@ -86,7 +96,7 @@ def main() -> int:
         for k in range(NODES):
             cmd = ["ip", "netns", "exec", f"{NET}-n{k}", str(load), "--proc-type=secondary", f"--file-prefix={NET}-node{k}",
                    "--no-pci", "--log-level=lib.eal:error", "--", "--cluster", "netns", "--rate", str(a.rate),
-                   "--start-at", str(start), "--duration", f"{a.seconds:g}", "--drain", "3", "--progress", "0",
+                   "--start-at", str(start), "--duration", f"{a.seconds:g}", "--pattern", a.pattern, "--seed", str(k + 1), "--drain", "3", "--progress", "0",
                    "--out", str(out / f"c{k}.csv"), "--summary", str(out / f"c{k}.json"), "--label", f"c{k}"]
             clients.append(subprocess.Popen(cmd, stdout=open(out / f"c{k}.log", "w"), stderr=subprocess.STDOUT))
         kill_ns = None
@@ -125,7 +135,8 @@ def main() -> int:
                 "suspicions_during_load": sum(1 for e in events if start <= int(e[0]) <= load_end and e[2] == "suspicion-raised"),
                 "log_sync_p50_ms": (pick("log_sync_p50_ns") or 0) / 1e6, "log_sync_p99_ms": (pick("log_sync_p99_ns") or 0) / 1e6,
                 "tx_log_late": pick("tx_log_late"), "tx_missed": pick("tx_missed"),
-                "votes_not_durable": pick("node_votes_not_durable"), "collisions": pick("node_collisions")}
+                "votes_not_durable": pick("node_votes_not_durable"), "votes_settled": pick("node_votes_settled"),
+                "collisions": pick("node_collisions")}
         if kill_ns is not None:
             t = sorted(int(r["received_ns"]) for r in csv.DictReader(open(out / f"c{k}.csv")))
             t = [x for x in t if start + 500_000_000 < x < load_end - 500_000_000]

@@ -17,6 +17,8 @@
 # Environment (defaults in brackets):
 #   TOB_RUN_DIR [/tmp/dpdk-tob]   cluster.ini, logs, PIDs, deliveries, events, stats per node
 #   TOB_CYCLE_NS [100000000]      cycle length: generous, VM stalls of ~10 ms happen here (docs/operations.md)
+#   TOB_SLOT_NS []                packed slots: node K's slot at K x this, this long, the rest of the
+#                                 cycle idle (docs/configuration.md "Packed slots"); unset: N equal slots
 #   TOB_IDLE [sleep]              idle policy of the daemons (poll needs a core per daemon)
 #   TOB_RT_PRIORITY [10]          SCHED_FIFO priority of the daemons' lcores with idle sleep (0: off)
 #   TOB_LCORES [0@(0-N)]          EAL --lcores of each daemon (default: main lcore floats on all CPUs)
@@ -47,6 +49,8 @@ repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${TOB_BUILD_DIR:-$repo/build}
 run=${TOB_RUN_DIR:-/tmp/dpdk-tob}
 cycle_ns=${TOB_CYCLE_NS:-100000000}
+slot_ns=${TOB_SLOT_NS:-}
+[[ "$slot_ns" =~ ^[0-9]*$ ]] || { echo "cluster: TOB_SLOT_NS must be a number of nanoseconds" >&2; exit 2; }
 idle=${TOB_IDLE:-sleep}
 daemon="$build/app/dpdk-tob/dpdk-tob"
 net=${TOB_NET:-tob}
@@ -135,6 +139,10 @@ write_config() {
       echo
       echo "[node.$k]"
       echo "mac = $(mac_of "$k")"
+      if [ -n "$slot_ns" ]; then
+        echo "slot_offset_ns = $((k * slot_ns))"
+        echo "slot_length_ns = $slot_ns"
+      fi
     done
     if [ "${TOB_ORDER:-mars}" = otfp ]; then
       echo

@@ -222,6 +222,7 @@ struct NodeCounters {
   uint64_t persist_records = 0;       // acceptor log records emitted
   uint64_t votes_abstained = 0;       // votes not cast: the log fell this far behind the engine
   uint64_t votes_not_durable = 0;     // otfp: votes kept out of a slot's frame, their record not yet durable
+  uint64_t votes_settled = 0;         // otfp: fast votes fixed before cycle i + kappa, every batch known
   uint64_t decision_conflicts = 0;    // a decision heard that differs from this node's (a broken protocol)
 };
 

@@ -95,17 +95,34 @@ void OtfpNode::apply_durable() {
 
 void OtfpNode::fast_votes(int64_t now_cycle) {
   // Fast ballot (seed 002 §5.2): as cycle i + kappa starts, an acceptor's value for instance i is
-  // the set of batches of cycle i it holds (late frames count if they came before). The vote
-  // leaves in its slot of that cycle once the log made it durable, else in a later one
-  // (docs/protocol-otfp.md "Durability"). Instances it never held (it was frozen through them)
-  // get no vote from it.
+  // the set of batches of cycle i it holds (late frames count if they came before); earlier if
+  // the instance is settled (below). The vote leaves in its next slot once the log made it
+  // durable (docs/protocol-otfp.md "Durability"). Instances it never held (it was frozen through
+  // them) get no vote from it.
   if (fast_ballot_ == 0 || fast_ballot_ < promised_) return;
   const int64_t from = std::max({activation_, start_cycle_, ring_.floor(), now_cycle - otfp::kCatchUpCycles});
-  for (int64_t i = from; i <= now_cycle - kappa_; ++i) {
-    OtfpInstance* in = ring_.held(i);
-    if (in == nullptr || in->decided || in->voted_ballot >= fast_ballot_) continue;
-    vote(*in, fast_ballot_, ring_.value_of(*in, in->have));
-  }
+  for (int64_t i = from; i <= now_cycle; ++i) fast_vote(i, i <= now_cycle - kappa_);
+}
+
+void OtfpNode::settled_vote(int64_t i) {
+  // Called when a frame or this node's own slot may have settled instance i of the tempo.
+  if (fast_ballot_ == 0 || fast_ballot_ < promised_ || i > cycle_ || i <= cycle_ - kappa_) return;
+  if (i < std::max({activation_, start_cycle_, ring_.floor()})) return;
+  fast_vote(i, false);
+}
+
+void OtfpNode::fast_vote(int64_t i, bool due) {
+  // An instance is settled when every node heard has sent its slot frame of the cycle, with its
+  // batch whole here or with no batch: no later frame can add to the value, so the vote is the
+  // one cycle i + kappa would fix, fixed now, and the log syncs it before the next cycle's slots
+  // (docs/protocol-otfp.md "Fast ballot"). A node not heard may still send: the vote then
+  // leaves it out, as a vote fixed at i + kappa would if its frame came later (a collision at
+  // worst, recovered by the coordinator).
+  OtfpInstance* in = ring_.held(i);
+  if (in == nullptr || in->decided || in->voted_ballot >= fast_ballot_) return;
+  if (!due && (alive_ & ~(in->have | in->no_batch)) != 0) return;
+  if (!due) ++counters_.votes_settled;
+  vote(*in, fast_ballot_, ring_.value_of(*in, in->have));
 }
 
 void OtfpNode::pending_votes(int64_t now_cycle) {

@@ -121,6 +121,7 @@ FrameVerdict OtfpNode::on_frame(const FrameView& frame, int64_t rx_ns) {
   if ((h.flags & (kFlagSecondCopy | kFlagAux)) == 0) last_first_copy_[s] = c;
   alive_ |= node_bit(s);
   apply(frame);
+  settled_vote(c);
   deliver_ready();
   return verdict(FrameVerdict::accepted);
 }
@@ -142,6 +143,7 @@ FrameVerdict OtfpNode::validate(const FrameView& frame, bool* has_state) const {
 void OtfpNode::apply(const FrameView& frame) {
   const NodeId s = frame.header.sender;
   const auto c = static_cast<int64_t>(frame.header.cycle);
+  bool batch = false;
   SectionView sec;
   for (size_t off = 0; frame.next_section(off, sec);) {
     switch (sec.type) {
@@ -156,6 +158,7 @@ void OtfpNode::apply(const FrameView& frame) {
       case SectionType::app_batch:
         // A segment of the sender's batch (the frame's numbers). A sender whose clock is ahead
         // may open cycle c before this node's clock reaches it.
+        batch = true;
         if (OtfpInstance* in = ring_.open(c);
             in != nullptr && ring_.store_segment(*in, s, frame.header.segment_index, frame.header.segment_count, sec.body,
                                                  Reassembly::Checked::yes) == OtfpRing::Store::complete)
@@ -210,6 +213,10 @@ void OtfpNode::apply(const FrameView& frame) {
       default: break;
     }
   }
+  // A slot frame without a batch: its sender proposes nothing in cycle c (aux frames never
+  // carry one, and every later segment of a batch does).
+  if (!batch && (frame.header.flags & kFlagAux) == 0)
+    if (OtfpInstance* in = ring_.open(c); in != nullptr) in->no_batch |= node_bit(s);
 }
 
 // --- The slot frame -----------------------------------------------------------------------

@@ -257,6 +257,10 @@ void OtfpNode::own_turn(const Turn& t) {
   fast_votes(t.cycle);
   pending_votes(t.cycle);
   transmit(t);
+  // Its own part of the cycle is known now: its batch, or none (fast_vote: "settled").
+  if (OtfpInstance* own = ring_.held(t.cycle); own != nullptr && (own->have & node_bit(self_)) == 0)
+    own->no_batch |= node_bit(self_);
+  settled_vote(t.cycle);
 }
 
 // --- Log replay ---------------------------------------------------------------------------

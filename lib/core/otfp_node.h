@@ -107,6 +107,8 @@ class OtfpNode final : public Engine {
   void vote(OtfpInstance& in, uint32_t b, const OtfpValue& v);
   void persist_batch(OtfpInstance& in, NodeId sender);
   void fast_votes(int64_t now_cycle);
+  void settled_vote(int64_t i);
+  void fast_vote(int64_t i, bool due);
   void pending_votes(int64_t now_cycle);
   void on_phase1a(uint32_t b, int64_t low);
   void on_any(uint32_t b, int64_t activation);

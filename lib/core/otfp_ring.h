@@ -35,6 +35,9 @@ struct OtfpInstance {
   // them by sender), and the CRC32C of each (over its segments in order).
   uint64_t have = 0;
   std::array<uint32_t, kMaxNodes> crc{};
+  // Senders whose slot frame of this cycle came without a batch: they propose nothing in it, so
+  // the value can name no batch of theirs (an acceptor may fix its vote early, "Fast ballot").
+  uint64_t no_batch = 0;
 
   // Acceptor (seed 002 §4): its latest vote, and a phase 2a waiting for the batches it names.
   uint32_t voted_ballot = 0;

@@ -988,6 +988,7 @@ void Simulator::add_counters(const core::NodeCounters& c) {
   t.msgs_delivered += c.msgs_delivered;
   t.votes_abstained += c.votes_abstained;
   t.votes_not_durable += c.votes_not_durable;
+  t.votes_settled += c.votes_settled;
   t.decision_conflicts += c.decision_conflicts;
 }
 

@@ -144,6 +144,7 @@ void visit_stats(const StatsSources& s, StatsVisitor& v) {
   v.u64("node_persist_records", c.persist_records);
   v.u64("node_votes_abstained", c.votes_abstained);
   v.u64("node_votes_not_durable", c.votes_not_durable);
+  v.u64("node_votes_settled", c.votes_settled);
   v.u64("node_decision_conflicts", c.decision_conflicts);
 
   v.u64("rx_polls", s.rx.polls.get());
