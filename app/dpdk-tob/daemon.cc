@@ -391,6 +391,7 @@ int Daemon::create_engines() {
   earlier_log_ = {};  // replayed
   ctx.log = acceptor_log_.get();
   ctx.lenient_windows = cfg.order == Order::otfp;
+  ctx.late_frames = cfg.order == Order::otfp;
   // [security]: the keys of both lcores and the replay window, made here, off the lcores.
   if (cfg.keys) {
     keys_ = std::make_unique<security::ClusterKeys>(cfg.key_file, *cfg.keys);

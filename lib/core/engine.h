@@ -150,6 +150,9 @@ struct Actions {
   std::vector<Undelivered> undelivered;
   // otfp: acceptor log records to append (and sync) before any frame of `tx` leaves the node.
   std::vector<uint8_t> persist;
+  // A record in `persist` is awaited (a vote or a promise): the driver makes it durable now.
+  // Batch records alone it may leave unsynced until the next awaited one, which follows them.
+  bool persist_awaited = false;
   bool empty() const {
     return tx.empty() && deliveries.empty() && events.empty() && undelivered.empty() && persist.empty();
   }
@@ -159,6 +162,7 @@ struct Actions {
     events.clear();
     undelivered.clear();
     persist.clear();
+    persist_awaited = false;
   }
 };
 

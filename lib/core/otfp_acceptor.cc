@@ -20,6 +20,7 @@ using otfp::node_bit;
 void OtfpNode::persist_record(OtfpRecord kind, std::span<const uint8_t> head, std::span<const uint8_t> tail) {
   persisted_bytes_ += otfp_log_append(actions_.persist, kind, head, tail);
   ++counters_.persist_records;
+  if (kind != OtfpRecord::batch) actions_.persist_awaited = true;
 }
 
 void OtfpNode::promise(uint32_t b) {

@@ -38,10 +38,12 @@ struct RxItem {
 };
 static_assert(std::is_trivially_copyable_v<RxItem> && sizeof(RxItem) % 4 == 0, "an rte_ring element");
 
-struct TxItem {  // 40 bytes
+struct TxItem {  // 48 bytes
   rte_mbuf* mbuf;
   int64_t tx_ns;        // the slot instant (global time)
-  int64_t close_ns;     // the slot's end: a frame not sent by then is a missed slot
+  int64_t slot_end_ns;  // the slot's end: a frame sent after it is late (tx_sent_late)
+  int64_t close_ns;     // a frame not sent by then is not sent (tx_missed): the slot's end under
+                        // mars, the node's next slot under otfp (late_frames)
   uint64_t log_offset;  // otfp: acceptor log bytes that must be durable before it leaves
   uint8_t method;       // TxMethod (concrete)
   uint8_t copy;
@@ -99,6 +101,7 @@ struct DaemonContext {
   int method_count = 1;
   bool split_rx = false;   // RX runs on another lcore than control (watermark applies)
   bool lenient_windows = false;  // otfp: frames outside their window still count (timing is liveness)
+  bool late_frames = false;      // otfp: a frame that missed its slot still leaves, up to a cycle late
   AcceptorLog* log = nullptr;    // otfp: the acceptor log (the TX role checks a frame's records are durable)
   // [security] (docs/wire-format.md "Authenticated frames"): the keys (the control role seals with
   // its bank, the RX role verifies with its own) and the RX role's replay window; nullptr without.

@@ -174,6 +174,7 @@ void visit_stats(const StatsSources& s, StatsVisitor& v) {
   v.u64("tx_bursts", s.tx.bursts.get());
   v.u64("tx_late", s.tx.late.get());
   v.u64("tx_missed", s.tx.missed.get());
+  v.u64("tx_sent_late", s.tx.sent_late.get());
   v.u64("tx_spin_gap_max_ns", s.tx.spin_gap_max_ns.get());
   v.u64("tx_failed", s.tx.tx_failed.get());
   v.u64("tx_nic_launch", s.tx.nic_launch.get());

@@ -63,7 +63,8 @@ struct TxStats {  // the TX role
   Counter bytes;
   Counter bursts;         // rte_eth_tx_burst calls that sent at least one frame
   Counter late;           // sent more than the schedule's precision after its instant
-  Counter missed;         // not sent: its slot was over when the TX role got to it
+  Counter missed;         // not sent: its slot was over when the TX role got to it (otfp: its next slot began)
+  Counter sent_late;      // otfp: sent after its slot's end, before the node's next slot
   Counter tx_failed;      // the PMD refused the frame for the whole window
   Counter nic_launch;     // handed to the NIC with a launch time
   Counter waited_for_log; // otfp: frames held until the acceptor log was durable

@@ -76,7 +76,7 @@ unsigned ControlRole::step(uint64_t& next_due_tsc) {
   if (ic_ != nullptr) due_ns = std::min(due_ns, ic_->next_deadline_ns());
   due_ns = std::min(due_ns, generator_.next_due_ns());
   // Records being synced: the engine counts its own votes once they are durable (poll soon).
-  if (ctx_.log != nullptr && ctx_.log->appended() > engine_durable_) due_ns = std::min(due_ns, now_ns + kDurablePollNs);
+  if (ctx_.log != nullptr && ctx_.log->awaited() > engine_durable_) due_ns = std::min(due_ns, now_ns + kDurablePollNs);
   next_due_tsc = watermark_wait_since_tsc_ != 0 ? 0 : ctx_.clock.to_tsc(due_ns);
   return work;
 }
@@ -195,7 +195,7 @@ void ControlRole::advance_time(int64_t now_ns, uint64_t now_tsc) {
 void ControlRole::handle_actions(int64_t now_ns) {
   const core::Actions& a = node_.take_actions();
   // Records first: the frames below leave only once these are durable (TxItem::log_offset).
-  if (!a.persist.empty() && ctx_.log != nullptr && !ctx_.log->append(a.persist)) {
+  if (!a.persist.empty() && ctx_.log != nullptr && !ctx_.log->append(a.persist, a.persist_awaited)) {
     // The writer fell 16 MiB behind: sending votes it has not recorded would be unsafe.
     ctx_.control.acceptor_log_full.add();
     ctx_.fatal.store(1, std::memory_order_relaxed);
@@ -277,7 +277,13 @@ bool ControlRole::make_item(const core::TxFrame& f, TxItem& item) {
   item = TxItem{};
   item.mbuf = m;
   item.tx_ns = f.tx_ns;
-  item.close_ns = ctx_.schedule->slot_end_ns(f.cycle, ctx_.self);
+  item.slot_end_ns = ctx_.schedule->slot_end_ns(f.cycle, ctx_.self);
+  // otfp uses a frame whenever it comes (timing is liveness only): sent late, up to the node's
+  // next slot, it still carries its batch into its instance if the others have not fixed their
+  // votes yet, and its votes and decisions in any case (docs/protocol-otfp.md "Timeouts").
+  // Interactive consistency's rounds are synchronous: its frames keep to their slot.
+  const bool late_ok = ctx_.late_frames && core::peek_header(f.bytes).kind != core::FrameKind::ic;
+  item.close_ns = late_ok ? ctx_.schedule->membership_point_ns(f.cycle + 1, ctx_.self) : item.slot_end_ns;
   // The log counts bytes from this life's first record, as the engine does.
   item.log_offset = ctx_.log == nullptr ? 0 : f.records_needed(ctx_.log->appended());
   item.copy = f.copy;

@@ -73,11 +73,12 @@ unsigned TxRole::send_head() {
   const auto method = static_cast<TxMethod>(head_.method);
   const bool timed = ctx_.options->transport == Transport::tdma;
   if (timed && ctx_.clock.to_ns(__rdtsc()) >= head_.close_ns) {
-    st.missed.add();  // the slot is over: sending now would only be rejected as late
+    st.missed.add();  // its time is over (mars: the slot; otfp: the node's next slot began)
     rte_pktmbuf_free(head_.mbuf);
     have_head_ = false;
     return 1;
   }
+  if (timed && ctx_.clock.to_ns(__rdtsc()) >= head_.slot_end_ns) st.sent_late.add();
   const uint64_t instant_tsc = deadline_tsc_;
   const uint64_t due_tsc = std::max<uint64_t>(instant_tsc, __rdtsc());
   burst_[0] = {head_, instant_tsc, head_.mbuf->pkt_len};

@@ -71,7 +71,7 @@ void AcceptorLog::stop() {
   running_.store(false, std::memory_order_release);
   pthread_join(thread_, nullptr);
   started_ = false;
-  flush_once();
+  flush_once(true);
 }
 
 void* AcceptorLog::entry(void* self) {
@@ -79,10 +79,10 @@ void* AcceptorLog::entry(void* self) {
   return nullptr;
 }
 
-bool AcceptorLog::append(std::span<const uint8_t> records) {
+bool AcceptorLog::append(std::span<const uint8_t> records, bool awaited) {
   if (records.empty()) return true;
   const uint64_t head = appended_.load(std::memory_order_relaxed);
-  const uint64_t tail = durable_.load(std::memory_order_acquire);  // the writer frees after sync
+  const uint64_t tail = written_.load(std::memory_order_acquire);  // the writer frees after write()
   if (head + records.size() - tail > ring_.size()) return false;
   size_t at = static_cast<size_t>(head % ring_.size());
   size_t left = records.size();
@@ -95,13 +95,16 @@ bool AcceptorLog::append(std::span<const uint8_t> records) {
     at = 0;
   }
   appended_.store(head + records.size(), std::memory_order_release);
+  if (awaited) awaited_.store(head + records.size(), std::memory_order_release);
   return true;
 }
 
-size_t AcceptorLog::flush_once() {
+size_t AcceptorLog::flush_once(bool sync_all) {
+  // Write what was appended; sync when something awaits it (or at stop): batch records alone
+  // need not be durable before the vote that names them, which is after them in the file.
   const uint64_t head = appended_.load(std::memory_order_acquire);
-  if (head == written_) return 0;
-  uint64_t pos = written_;
+  uint64_t pos = written_.load(std::memory_order_relaxed);
+  const bool wrote = pos < head;
   while (pos < head) {
     const size_t at = static_cast<size_t>(pos % ring_.size());
     const size_t n = static_cast<size_t>(std::min<uint64_t>(head - pos, ring_.size() - at));
@@ -112,9 +115,12 @@ size_t AcceptorLog::flush_once() {
       return 0;  // retried on the next round; frames keep waiting for durability
     }
     pos += static_cast<uint64_t>(w);
+    written_.store(pos, std::memory_order_release);
   }
-  written_ = pos;
+  const uint64_t durable = durable_.load(std::memory_order_relaxed);
+  if (pos == durable) return wrote ? 1 : 0;
   if (sync_) {
+    if (!sync_all && awaited_.load(std::memory_order_acquire) <= durable) return wrote ? 1 : 0;
     const auto t0 = std::chrono::steady_clock::now();
     if (::fdatasync(fd_) != 0) {
       write_errors_.fetch_add(1, std::memory_order_relaxed);
@@ -123,7 +129,7 @@ size_t AcceptorLog::flush_once() {
     sync_ns_.record(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count());
     syncs_.fetch_add(1, std::memory_order_relaxed);
   }
-  durable_.store(written_, std::memory_order_release);
+  durable_.store(pos, std::memory_order_release);
   return 1;
 }
 

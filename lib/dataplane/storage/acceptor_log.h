@@ -1,9 +1,10 @@
 // The otfp acceptor log on disk (docs/protocol-otfp.md "Durability"). The control
 // lcore appends the engine's records (Actions::persist) to an in-memory byte ring, never
-// blocking; a control thread (`tob-log`) writes them to the file and, with durability sync,
-// fdatasync()s (one per round: group commit), then publishes how far the file is durable. The
-// engine puts a vote or a promise into a frame only once it is durable, and the TX role checks
-// that the records a frame names are.
+// blocking; a control thread (`tob-log`) writes them to the file as they come and, with
+// durability sync, fdatasync()s once something awaits them (a vote or a promise: one sync per
+// round, group commit; batch records alone are written, and made durable with the next vote),
+// then publishes how far the file is durable. The engine puts a vote or a promise into a frame
+// only once it is durable, and the TX role checks that the records a frame names are.
 #pragma once
 
 #include <pthread.h>
@@ -35,9 +36,12 @@ class AcceptorLog {
   bool start();  // the writer thread
   void stop();   // writes and syncs what is left, then joins
 
-  // Control lcore: false when the ring is full (the writer fell behind by kRingBytes).
-  bool append(std::span<const uint8_t> records);
+  // Control lcore: false when the ring is full (the writer fell behind by kRingBytes). `awaited`:
+  // something waits for these records to be durable (Actions::persist_awaited): sync soon.
+  bool append(std::span<const uint8_t> records, bool awaited = true);
   uint64_t appended() const { return appended_.load(std::memory_order_relaxed); }
+  // Bytes something waits to see durable (the control lcore polls durable() until then).
+  uint64_t awaited() const { return awaited_.load(std::memory_order_relaxed); }
   // Any thread: bytes durable (written and, with sync, flushed to the device).
   uint64_t durable() const { return durable_.load(std::memory_order_acquire); }
 
@@ -51,15 +55,16 @@ class AcceptorLog {
   AcceptorLog(int fd, std::string path, bool sync);
   static void* entry(void* self);
   void run();
-  size_t flush_once();  // 0 when there was nothing to do (or a write failed)
+  size_t flush_once(bool sync_all = false);  // 0 when there was nothing to do (or a write failed)
 
   int fd_;
   std::string path_;
   bool sync_;
   std::vector<uint8_t> ring_;
   std::atomic<uint64_t> appended_{0};  // producer: bytes put in the ring
+  std::atomic<uint64_t> awaited_{0};   // producer: bytes that must become durable soon
   std::atomic<uint64_t> durable_{0};   // consumer: bytes durable
-  uint64_t written_ = 0;               // consumer only
+  std::atomic<uint64_t> written_{0};   // consumer: bytes written to the file (their room is free)
   std::atomic<bool> running_{false};
   pthread_t thread_{};
   bool started_ = false;
