@@ -113,15 +113,15 @@ void OtfpNode::settled_vote(int64_t i) {
 }
 
 void OtfpNode::fast_vote(int64_t i, bool due) {
-  // An instance is settled when every node heard has sent its slot frame of the cycle, with its
-  // batch whole here or with no batch: no later frame can add to the value, so the vote is the
-  // one cycle i + kappa would fix, fixed now, and the log syncs it before the next cycle's slots
-  // (docs/protocol-otfp.md "Fast ballot"). A node not heard may still send: the vote then
-  // leaves it out, as a vote fixed at i + kappa would if its frame came later (a collision at
-  // worst, recovered by the coordinator).
+  // An instance is settled when every node heard lately (otfp::kSettleSilenceCycles) has sent
+  // its slot frame of the cycle, with its batch whole here or with no batch: no later frame can
+  // add to the value, so the vote is the one cycle i + kappa would fix, fixed now, and the log
+  // syncs it before the next cycle's slots (docs/protocol-otfp.md "Fast ballot"). A node not
+  // heard lately may still send: the vote then leaves it out, as a vote fixed at i + kappa would
+  // if its frame came later (a collision at worst, recovered by the coordinator).
   OtfpInstance* in = ring_.held(i);
   if (in == nullptr || in->decided || in->voted_ballot >= fast_ballot_) return;
-  if (!due && (alive_ & ~(in->have | in->no_batch)) != 0) return;
+  if (!due && (recent_ & ~(in->have | in->no_batch)) != 0) return;
   if (!due) ++counters_.votes_settled;
   vote(*in, fast_ballot_, ring_.value_of(*in, in->have));
 }

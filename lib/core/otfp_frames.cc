@@ -120,6 +120,7 @@ FrameVerdict OtfpNode::on_frame(const FrameView& frame, int64_t rx_ns) {
   heard_cycle_[s] = std::max(heard_cycle_[s], c);
   if ((h.flags & (kFlagSecondCopy | kFlagAux)) == 0) last_first_copy_[s] = c;
   alive_ |= node_bit(s);
+  recent_ |= node_bit(s);
   apply(frame);
   settled_vote(c);
   deliver_ready();

@@ -83,6 +83,11 @@ constexpr bool timeouts_fit(const Timeouts& t, int window, int kappa) {
 // proposes in its next slot, and its frames come every cycle.
 inline constexpr int kTakeoverCycles = 3;
 
+// An instance settles (its fast votes are fixed before cycle i + kappa) once every node heard
+// within this many cycles sent its slot frame: a node silent longer (crashed, stalled) is not
+// waited for, long before the heard timeout (docs/protocol-otfp.md "Fast ballot").
+inline constexpr int kSettleSilenceCycles = 2;
+
 // Frames a slot carries besides its copies for retransmissions (the slot budget counts them);
 // a node owed more borrows up to half of its own batch's frames.
 inline constexpr int kAuxFramesMin = 1;

@@ -201,9 +201,12 @@ void OtfpNode::begin_cycle(const Turn& t) {
   cycle_ = t.cycle;
   skip_unrecoverable(t);
   ring_.open(cycle_);
-  alive_ = node_bit(self_);
-  for (NodeId k = 0; k < n_; ++k)
-    if (k != self_ && cycle_ - heard_cycle_[k] <= timeouts_.heard) alive_ |= node_bit(k);
+  alive_ = recent_ = node_bit(self_);
+  for (NodeId k = 0; k < n_; ++k) {
+    if (k == self_) continue;
+    if (cycle_ - heard_cycle_[k] <= timeouts_.heard) alive_ |= node_bit(k);
+    if (cycle_ - heard_cycle_[k] <= otfp::kSettleSilenceCycles) recent_ |= node_bit(k);
+  }
   report_omega(t);
   coordinate(cycle_);
   // Votes are fixed as the cycle starts, so that the log syncs them before the node's slot

@@ -181,6 +181,7 @@ class OtfpNode final : public Engine {
   // Omega, the failure detector: when each node's frame was last received, what it reported.
   std::array<int64_t, kMaxNodes> heard_cycle_{};
   uint64_t alive_ = 0;
+  uint64_t recent_ = 0;          // heard within kSettleSilenceCycles: an instance waits for them
   uint64_t reported_alive_ = 0;  // the view last reported as suspicion events
   std::array<int64_t, kMaxNodes> peer_low_{};        // each node's lowest undelivered instance
   std::array<int64_t, kMaxNodes> last_first_copy_{};
