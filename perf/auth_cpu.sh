@@ -53,5 +53,7 @@ one_run() {  # label, config tail
   bash "$repo/scripts/cluster.sh" down >/dev/null
 }
 
-one_run "plain" ""
-one_run "auth " "[security]\nkey_file = $key_dir/cluster.key"
+# A 1300-byte message per slot needs payload_bytes above the default 1024.
+limits="[limits]\npayload_bytes = 1400"
+one_run "plain" "$limits"
+one_run "auth " "$limits\n\n[security]\nkey_file = $key_dir/cluster.key"
