@@ -73,10 +73,15 @@ void OtfpNode::coordinate(int64_t now_cycle) {
     return;
   }
   if (activating_) {
+    // Instances the ring forgot meanwhile are gone for this round as for every node (a node that
+    // needs them records a gap, "Instances and memory"): the round goes on from the floor. (It
+    // used to start over instead, and a round whose low sat at the ring's edge started over every
+    // two cycles and never activated: a livelock seen on the netns cluster.)
+    round_low_ = std::max(round_low_, ring_.floor());
     if (try_activate(now_cycle)) return;
     // No report covering more for this long (its 1a or the answers are lost, or an acceptor
-    // moved on), or the round reaches back to instances this node no longer holds: a new one.
-    if (now_cycle - round_progress_cycle_ >= timeouts_.recovery || round_low_ < ring_.floor()) start_round(now_cycle);
+    // moved on): a new round.
+    if (now_cycle - round_progress_cycle_ >= timeouts_.recovery) start_round(now_cycle);
     return;
   }
   recover_collisions(now_cycle);
