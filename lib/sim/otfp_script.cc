@@ -70,6 +70,8 @@ struct ScriptNode {
   size_t log_base = 0;
   size_t durable = 0;
   bool hold = false;
+  int64_t sync_ns = 0;        // `sync NODE delay=C`: a sync completes this long after it starts
+  bool syncing = false;       // a delayed sync is under way
   bool alive = false;
   int incarnation = -1;
   uint64_t next_msg = 0;
@@ -97,14 +99,14 @@ class Script final : private core::OtfpObserver {
   ScriptResult run(const std::string& text);
 
  private:
-  enum class EvType : uint8_t { timer, leave, arrive };
+  enum class EvType : uint8_t { timer, leave, arrive, synced };
   struct Ev {
     int64_t t;
     uint64_t seq;
     EvType type;
     int node;        // timer: the node; leave: the sender; arrive: the receiver
     int incarnation;
-    uint64_t gen;    // timer generation
+    uint64_t gen;    // timer generation; synced: the log bytes the sync covers
     uint32_t frame;  // leave/arrive: index in frames_
     bool operator>(const Ev& o) const { return t != o.t ? t > o.t : seq > o.seq; }
   };
@@ -122,7 +124,7 @@ class Script final : private core::OtfpObserver {
   void after_call(int k);
   void collect(int k);
   void send(int k, int64_t tx_ns, std::vector<uint8_t> bytes, size_t needs = 0);  // needs: log bytes durable first
-  void make_durable(int k);
+  void make_durable(int k, size_t upto = SIZE_MAX);
   void advance_to(int64_t target);
   void on_leave(const Ev& e);
   void on_arrive(const Ev& e);
@@ -254,6 +256,13 @@ void Script::collect(int k) {
       send(k, tx.tx_ns, {tx.bytes.begin(), tx.bytes.end()}, sn.log_base + tx.records_needed(sn.log.size() - sn.log_base));
     for (const core::Delivery& d : a.deliveries) sn.deliveries.back().push_back({d.sender, d.msg_id, d.cycle});
     if (sn.hold || sn.durable == sn.log.size()) return;
+    if (sn.sync_ns > 0) {
+      // A sync of what is there now, done sync_ns later (group commit: what comes meanwhile
+      // waits for the next one).
+      if (!sn.syncing) push({now_ + sn.sync_ns, 0, EvType::synced, k, sn.incarnation, sn.log.size(), 0});
+      sn.syncing = true;
+      return;
+    }
     make_durable(k);  // sync at once: the engine hears so, and may act on it
   }
 }
@@ -268,12 +277,12 @@ void Script::send(int k, int64_t tx_ns, std::vector<uint8_t> bytes, size_t needs
   push({std::max(tx_ns, now_), 0, EvType::leave, k, sn.incarnation, 0, static_cast<uint32_t>(frames_.size() - 1)});
 }
 
-void Script::make_durable(int k) {
+void Script::make_durable(int k, size_t upto) {
   ScriptNode& sn = node(k);
-  sn.durable = sn.log.size();
+  sn.durable = std::max(sn.durable, std::min(upto, sn.log.size()));
   std::vector<Held> held;
   held.swap(sn.held);
-  for (Held& h : held) send(k, h.tx_ns, std::move(h.bytes));
+  for (Held& h : held) send(k, h.tx_ns, std::move(h.bytes), h.needs);
   sn.engine->on_durable(sn.durable - sn.log_base);
 }
 
@@ -328,6 +337,14 @@ void Script::advance_to(int64_t target) {
       }
       case EvType::leave: on_leave(e); break;
       case EvType::arrive: on_arrive(e); break;
+      case EvType::synced: {
+        ScriptNode& sn = node(e.node);
+        if (!sn.alive || sn.incarnation != e.incarnation) break;
+        sn.syncing = false;
+        if (!sn.hold) make_durable(e.node, static_cast<size_t>(e.gen));
+        after_call(e.node);
+        break;
+      }
     }
   }
   now_ = std::max(now_, target);
@@ -448,6 +465,7 @@ void Script::step(const std::vector<std::string>& w) {
     sn.alive = false;
     sn.held.clear();
     sn.hold = false;
+    sn.syncing = false;
     return;
   }
   if (cmd == "restart") {
@@ -457,9 +475,17 @@ void Script::step(const std::vector<std::string>& w) {
     return start(k);
   }
   if (cmd == "sync") {
-    if (w.size() != 3) fail("sync NODE hold|now|auto");
+    if (w.size() != 3) fail("sync NODE hold|now|auto|delay=CYCLES");
     const int k = node_arg(w[1]);
     live(k);
+    if (w[2].rfind("delay=", 0) == 0) {
+      // Every sync takes this many cycles (a slow disk); 0: at once again.
+      char* end = nullptr;
+      const double c = std::strtod(w[2].c_str() + 6, &end);
+      if (end == w[2].c_str() + 6 || *end != '\0' || !(c >= 0 && c <= 1000)) fail("sync NODE delay=CYCLES: 0..1000 cycles");
+      node(k).sync_ns = static_cast<int64_t>(c * static_cast<double>(sched_->cycle_ns()));
+      return;
+    }
     if (w[2] == "hold") {
       node(k).hold = true;
     } else if (w[2] == "now" || w[2] == "auto") {
@@ -467,7 +493,7 @@ void Script::step(const std::vector<std::string>& w) {
       make_durable(k);
       after_call(k);
     } else {
-      fail("sync NODE hold|now|auto");
+      fail("sync NODE hold|now|auto|delay=CYCLES");
     }
     return;
   }
