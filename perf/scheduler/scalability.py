@@ -90,6 +90,10 @@ class Row:
     pulp_status: str = ""
     pulp_solve_s_median: float | None = None
     pulp_build_s_median: float | None = None
+    time_s_min: float | None = None
+    pulp_solve_s_min: float | None = None
+    pulp_solve_s_max: float | None = None
+    load_1min: float | None = None  # load average (1 min) when the instance was done
 
     @property
     def target_s(self) -> float | None:
@@ -195,10 +199,12 @@ def measure_instance(study: str, model: str, seed: int, net: Network, forms: lis
     for form in forms:
         s = last[form]
         r = Row(study, model, seed, len(net.flows), net.slots, len(net.links), form, s.scheduled, s.upper_bound,
-                s.proven_optimal, statistics.median(times[form]), max(times[form]), len(times[form]))
+                s.proven_optimal, statistics.median(times[form]), max(times[form]), len(times[form]),
+                time_s_min=min(times[form]), load_1min=os.getloadavg()[0])
         if p_times.get(form):
             r.pulp_scheduled, r.pulp_status = p_last[form]
             r.pulp_solve_s_median = statistics.median(p_times[form])
+            r.pulp_solve_s_min, r.pulp_solve_s_max = min(p_times[form]), max(p_times[form])
             r.pulp_build_s_median = statistics.median(p_build[form])
             if r.pulp_status == "Optimal" and s.proven_optimal:
                 assert r.pulp_scheduled == s.scheduled, f"{form}: CBC proves {r.pulp_scheduled}, we prove {s.scheduled}"
@@ -250,6 +256,32 @@ def write_csv(rows: list[Row], path: str) -> None:
 
 def _ms(x: float | None) -> str:
     return "" if x is None else (f"{x * 1e3:.1f}" if x < 10 else f"{x * 1e3:.0f}")
+
+
+def _spread(lo: float | None, hi: float | None) -> str:
+    return "" if lo is None or hi is None else f"{_ms(lo)}-{_ms(hi)}"
+
+
+def spread_lines(rows: list[Row]) -> list[str]:
+    """How much single runs varied: max/min over the repeats of each instance, ours and CBC's."""
+    out = []
+    for form in ("spr", "sfr"):
+        sel = [r for r in rows if r.formulation == form and r.repeats > 1 and r.time_s_min]
+        if not sel:
+            continue
+        ours = [r.time_s_max / r.time_s_min for r in sel]
+        cbc = [r.pulp_solve_s_max / r.pulp_solve_s_min for r in sel if r.pulp_solve_s_min and r.pulp_solve_s_max]
+        line = (f"- {LABEL[form]}: slowest / fastest of the {sel[0].repeats} runs of an instance, median "
+                f"{statistics.median(ours):.2f}, 90th percentile {statistics.quantiles(ours, n=10)[-1]:.2f}, max {max(ours):.1f}")
+        if cbc:
+            line += (f"; CBC median {statistics.median(cbc):.2f}, 90th percentile "
+                     f"{statistics.quantiles(cbc, n=10)[-1]:.2f}, max {max(cbc):.1f}")
+        out.append(line + ".")
+    loads = [r.load_1min for r in rows if r.load_1min is not None]
+    if loads:
+        out.append(f"- Load average (1 min) sampled after each instance: median {statistics.median(loads):.1f}, "
+                   f"range {min(loads):.1f}-{max(loads):.1f}.")
+    return out
 
 
 def plots(rows: list[Row], out_dir: str) -> list[str]:
@@ -448,14 +480,18 @@ def report(rows: list[Row], files: list[str], args: argparse.Namespace, wall_s: 
                        f"equal in {100 * full:.0f}% of {len(q)}.")
     out.append("- Paper (§7.2.1, 160 scenarios on RRG, ER and BA): S/PR 99% of S/UR on average and equal in 67%, "
                "S/FR 97% and 38%.")
+    out += ["", "## Spread", ""] + spread_lines(rows)
     misses = [r for r in rows if r.meets is False]
     out += ["", "## Instances that miss the target", ""]
     if misses:
-        out += ["| size | model | seed | flows | slots | solver | ours | CBC | target | over target |", "|---|---|---|---|---|---|---|---|---|---|"]
+        out += ["Medians with the range over the repeats in brackets.", "",
+                "| size | model | seed | flows | slots | solver | ours [ms] | CBC [ms] | target | over target |",
+                "|---|---|---|---|---|---|---|---|---|---|"]
         for r in sorted(misses, key=lambda r: -(r.time_s_median / (r.target_s or 1))):
             out.append(f"| {r.study} | {r.model} | {r.seed} | {r.flows} | {r.slots} | {LABEL[r.formulation]} | "
-                       f"{_ms(r.time_s_median)} ms | {_ms(r.pulp_solve_s_median)} ms | {_ms(r.target_s)} ms | "
-                       f"{r.time_s_median / (r.target_s or 1):.1f}x |")
+                       f"{_ms(r.time_s_median)} ({_spread(r.time_s_min, r.time_s_max)}) | "
+                       f"{_ms(r.pulp_solve_s_median)} ({_spread(r.pulp_solve_s_min, r.pulp_solve_s_max)}) | "
+                       f"{_ms(r.target_s)} ms | {r.time_s_median / (r.target_s or 1):.1f}x |")
     else:
         out.append("None.")
     out += ["", "## Plots", ""] + [f"![{f}]({f})" for f in files]
