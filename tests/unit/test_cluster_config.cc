@@ -541,3 +541,32 @@ TEST_CASE("[security] without a usable key file is refused naming the config, th
   std::remove(empty.c_str());
   expect_error(std::string(kGood) + "[security]\nkey = x\n", "key");
 }
+
+TEST_CASE("[timing] sync chooses what corrects the clock; external by default") {
+  using tob::dataplane::ClockSyncMode;
+  const ClusterConfig d = load_ok_with(kGood, {});
+  CHECK(d.sync == ClockSyncMode::external);  // today's behaviour: the clock source as it is
+  CHECK(d.delay_ns == 0);
+  CHECK(load_ok_with(kGood, {{"timing.sync", "inband"}}).sync == ClockSyncMode::inband);
+  CHECK(load_ok_with(kGood, {{"timing.sync", "external"}}).sync == ClockSyncMode::external);
+  CHECK(load_ok_with(kGood, {{"timing.sync", "both"}}).sync == ClockSyncMode::both);
+  CHECK(load_ok_with(kGood, {{"timing.sync", "off"}}).sync == ClockSyncMode::off);
+  CHECK(std::string(tob::dataplane::to_string(ClockSyncMode::both)) == "both");
+  CHECK(load_ok_with(kGood, {{"timing.delay_ns", "40000"}}).delay_ns == 40'000);
+}
+
+TEST_CASE("[timing] sync and delay_ns refuse what they cannot mean") {
+  std::string m = override_error(kGood, {{"timing.sync", "ptp"}});
+  CHECK(m.find("[timing] sync: 'ptp': expected inband, external, both or off") != std::string::npos);
+  m = override_error(kGood, {{"timing.sync", "Inband"}});  // case matters, as for every keyword
+  CHECK(m.find("[timing] sync: 'Inband'") != std::string::npos);
+  m = override_error(kGood, {{"timing.sync", ""}});
+  CHECK(m.find("[timing] sync") != std::string::npos);
+  m = override_error(kGood, {{"timing.delay_ns", "-1"}});
+  CHECK(m.find("[timing] delay_ns: '-1' is outside [0, 1000000]") != std::string::npos);
+  // 4 ms cycle, 1 ms slots, 100 us margin: a delay of 900 us leaves no room in the slot.
+  m = override_error(kGood, {{"timing.delay_ns", "900000"}});
+  CHECK(m.find("[timing] delay_ns: 900000: not below a slot (1000000 ns) less the decision margin (100000 ns)") !=
+        std::string::npos);
+  CHECK(load_ok_with(kGood, {{"timing.delay_ns", "899999"}}).delay_ns == 899'999);
+}
