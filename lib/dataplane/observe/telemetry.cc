@@ -113,6 +113,12 @@ int cmd_clock(const char*, const char*, rte_tel_data* d) {
   TelemetryDict dict(d);  // its i64 clamps to +-2^31 ns (DPDK 22.11 has no 64-bit signed dict values)
   rte_tel_data_add_dict_string(d, "sync", to_string(cfg.sync));
   rte_tel_data_add_dict_string(d, "source", g_info.clock.c_str());
+  // The test knobs (--clock-offset-ns, --clock-drift-ppm): the drift counts from drift_ref_ns
+  // (global time of the first fit), so a test can predict the offset they build up.
+  const ClockKnobs& k = g_ctx->clock.knobs();
+  rte_tel_data_add_dict_u64(d, "drift_ref_ns", static_cast<uint64_t>(std::max<int64_t>(0, k.drift_ref_ns)));
+  dict.real("test_drift_ppm", k.drift_ppm);
+  dict.i64("test_offset_ns", k.offset_ns);
   if (cfg.sync == ClockSyncMode::off) return 0;
   rte_tel_data_add_dict_int(d, "applied", s.applied);
   rte_tel_data_add_dict_int(d, "integrated", s.integrated);
