@@ -8,6 +8,7 @@
 #include <rte_mbuf.h>
 #include <rte_pdump.h>
 #include <rte_ring.h>
+#include <unistd.h>
 #include <x86intrin.h>
 
 #include <algorithm>
@@ -293,6 +294,13 @@ int Daemon::start() {
   clock_discipline_.emplace(std::move(discipline.value()));
   if (clock_discipline_->applied()) ctx.clock.apply_map();
   ctx.clock_gap_max_ns = clock_discipline_->gap_max_ns();
+  if (!cfg.ptp4l_socket.empty()) {
+    // ptp4l's offset, reported beside the in-band estimate (/tob/clock); a socket of our own for
+    // its answers, as pmc binds /var/run/pmc.<pid>.
+    auto ptp = Ptp4lClient::open(cfg.ptp4l_socket_for(self_), "/var/run/dpdk-tob-ptp4l." + std::to_string(getpid()));
+    if (!ptp) return fail_started(kExitUsage, cfg.path + ": [timing] " + ptp.error().message);
+    ptp4l_.emplace(std::move(ptp.value()));
+  }
   if (const int rc = create_pools_and_rings(); rc != kExitOk) return rc;
   if (const int rc = start_port_and_clocks(); rc != kExitOk) return rc;
   // Applications (include/tob.h): the shared memzone, the delivery pool and the client rings.
@@ -470,6 +478,7 @@ int Daemon::launch() {
                 (cfg_->sync != ClockSyncMode::off ? " (delay " + std::to_string(cfg_->delay_ns) + " ns)" : "");
   info_.lcores = layout;
   info_.tx_methods = method_list(ctx);
+  info_.ptp4l = ptp4l_ ? &*ptp4l_ : nullptr;
   register_telemetry(ctx, *io_, *client_hub_, kv_hub_.get(), info_);
 
   g_quit = &ctx.quit;

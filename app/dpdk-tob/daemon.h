@@ -93,6 +93,7 @@ class Daemon {
   std::optional<dataplane::Calibrator> calibrator_;
   std::optional<dataplane::Calibrator> nic_calibrator_;
   std::optional<dataplane::ClockDiscipline> clock_discipline_;  // [timing] sync
+  std::optional<dataplane::Ptp4lClient> ptp4l_;                 // [timing] ptp4l_socket
   std::unique_ptr<dataplane::ClientHub> client_hub_;  // released before the EAL, whose rings it holds
   std::unique_ptr<dataplane::KvHub> kv_hub_;
   std::unique_ptr<core::Engine> engine_;

@@ -570,3 +570,17 @@ TEST_CASE("[timing] sync and delay_ns refuse what they cannot mean") {
         std::string::npos);
   CHECK(load_ok_with(kGood, {{"timing.delay_ns", "899999"}}).delay_ns == 899'999);
 }
+
+TEST_CASE("[timing] ptp4l_socket names ptp4l's management socket, with an external source only") {
+  CHECK(load_ok_with(kGood, {}).ptp4l_socket.empty());
+  CHECK(load_ok_with(kGood, {{"timing.ptp4l_socket", "/var/run/ptp4l"}}).ptp4l_socket == "/var/run/ptp4l");
+  CHECK(load_ok_with(kGood, {{"timing.sync", "both"}, {"timing.ptp4l_socket", "/var/run/ptp4l"}}).ptp4l_socket ==
+        "/var/run/ptp4l");
+  std::string m = override_error(kGood, {{"timing.ptp4l_socket", "ptp4l"}});
+  CHECK(m.find("[timing] ptp4l_socket: 'ptp4l': an absolute path") != std::string::npos);
+  CHECK(load_ok_with(kGood, {{"timing.ptp4l_socket", "/run/ptp4l-{node}"}}).ptp4l_socket_for(3) == "/run/ptp4l-3");
+  m = override_error(kGood, {{"timing.ptp4l_socket", "/" + std::string(100, 'x')}});
+  CHECK(m.find("[timing] ptp4l_socket") != std::string::npos);
+  m = override_error(kGood, {{"timing.sync", "inband"}, {"timing.ptp4l_socket", "/var/run/ptp4l"}});
+  CHECK(m.find("give it with sync = external or both (sync is inband)") != std::string::npos);
+}

@@ -35,7 +35,7 @@ const std::set<std::string_view> kTimingKeys = {
     "clock",         "epoch_ns",        "cycle_ns",        "decision_margin_ns", "precision_ns",
     "copy_gap_ns",   "sends_per_slot",  "kappa",           "two_member_wait_cycles",
     "rejoin_silence_cycles", "stall_limit_ns", "window", "rate_mbps", "heard_ns", "recovery_ns", "retry_ns",
-    "stall_budget_ns", "sync", "delay_ns"};
+    "stall_budget_ns", "sync", "delay_ns", "ptp4l_socket"};
 const std::set<std::string_view> kStorageKeys = {"path", "durability"};
 const std::set<std::string_view> kLimitsKeys = {"frame_bytes", "payload_bytes", "queue_msgs", "queue_bytes",
                                                 "batch_msgs", "slot_frames"};
@@ -191,12 +191,17 @@ core::Result<core::IcConfig> load_ic(rte_cfgfile* f, const Reader& rd, const Clu
 
 }  // namespace
 
-std::string ClusterConfig::log_path_for(core::NodeId self) const {
-  std::string p = log_path;
+namespace {
+std::string with_node(std::string p, core::NodeId self) {
   for (size_t at = p.find("{node}"); at != std::string::npos; at = p.find("{node}", at))
     p.replace(at, 6, std::to_string(self));
   return p;
 }
+}  // namespace
+
+std::string ClusterConfig::log_path_for(core::NodeId self) const { return with_node(log_path, self); }
+
+std::string ClusterConfig::ptp4l_socket_for(core::NodeId self) const { return with_node(ptp4l_socket, self); }
 
 bool parse_mac(const std::string& text, Mac& out) {
   unsigned b[6];
@@ -311,6 +316,14 @@ core::Result<ClusterConfig> load_cluster_config(const std::string& path, const O
     else if (s == "both") c.sync = ClockSyncMode::both;
     else if (s == "off") c.sync = ClockSyncMode::off;
     else return rd.error("timing", "sync", "'" + s + "': expected inband, external, both or off");
+  }
+  if (const char* u = rd.get("timing", "ptp4l_socket")) {
+    c.ptp4l_socket = u;
+    if (c.ptp4l_socket.empty() || c.ptp4l_socket[0] != '/' || c.ptp4l_socket.size() > 100)
+      return rd.error("timing", "ptp4l_socket", "'" + c.ptp4l_socket + "': an absolute path of at most 100 characters, {node} for the node id (ptp4l's uds_address)");
+    if (c.sync != ClockSyncMode::external && c.sync != ClockSyncMode::both)
+      return rd.error("timing", "ptp4l_socket", std::string("ptp4l is an external source: give it with sync = external or both (sync is ") +
+                                                    to_string(c.sync) + ")");
   }
   TRY_INT(epoch_ns, "timing", "epoch_ns", 0, INT64_MAX / 4, &zero);
   TRY_INT(cycle_ns, "timing", "cycle_ns", 1000, 10'000'000'000, nullptr);

@@ -50,6 +50,7 @@ struct ClusterConfig {
   std::string ptp_device;  // clock = ptp:/dev/ptpN
   ClockSyncMode sync = ClockSyncMode::external;
   int64_t delay_ns = 0;    // [timing] delay_ns: the one-way delay, transmit instant -> receive stamp
+  std::string ptp4l_socket;  // [timing] ptp4l_socket: ptp4l's management socket ({node}: the node id; sync = external | both)
   int kappa = 2;           // otfp: votes for cycle i travel in cycle i + kappa
   // [storage]: the otfp acceptor log ({node} in the path is replaced by the node id).
   std::string log_path;
@@ -78,6 +79,8 @@ struct ClusterConfig {
   }
   // log_path with {node} replaced; empty when no log is configured.
   std::string log_path_for(core::NodeId self) const;
+  // ptp4l_socket with {node} replaced (each node asks its own ptp4l).
+  std::string ptp4l_socket_for(core::NodeId self) const;
 };
 
 // SECTION.KEY=VALUE pairs applied over the file before validation (the daemon's --set).

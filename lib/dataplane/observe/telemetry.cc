@@ -142,6 +142,18 @@ int cmd_clock(const char*, const char*, rte_tel_data* d) {
   rte_tel_data_add_dict_u64(d, "readings_ignored", s.readings_ignored);
   rte_tel_data_add_dict_u64(d, "integrations", s.integrations);
   rte_tel_data_add_dict_u64(d, "tx_withheld", g_ctx->control.tx_withheld_clock.get());
+  // The external source beside the in-band estimate: ptp4l's own measurement, asked now.
+  if (g_info.ptp4l != nullptr) {
+    rte_tel_data_add_dict_string(d, "ptp4l_socket", g_info.ptp4l->server_path().c_str());
+    const auto ds = g_info.ptp4l->current_data_set(200);
+    if (ds) {
+      dict.i64("external_offset_ns", ds.value().offset_from_master_ns);
+      dict.i64("external_path_delay_ns", ds.value().mean_path_delay_ns);
+      rte_tel_data_add_dict_int(d, "external_steps_removed", ds.value().steps_removed);
+    } else {
+      rte_tel_data_add_dict_string(d, "external_error", ds.error().message.substr(0, RTE_TEL_MAX_STRING_LEN - 1).c_str());
+    }
+  }
   return 0;
 }
 
