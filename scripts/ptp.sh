@@ -88,7 +88,11 @@ start() {
     [ -S "$uds" ] && break
     sleep 0.1
   done
-  [ -S "$uds" ] || die "ptp4l for $iface: no management socket $uds after 5 s"
+  if [ ! -S "$uds" ]; then
+    kill "$(cat "$(pidf ptp4l)")" 2>/dev/null || true
+    rm -f "$(pidf ptp4l)"
+    die "ptp4l for $iface: no management socket $uds after 5 s (stopped it; log $dir/$iface.ptp4l.log)"
+  fi
   if [ "$ts" = hardware ] && [ "$free" != 1 ]; then
     # The NIC's clock (disciplined by ptp4l, on the TAI scale) -> the system clock; -w waits for
     # ptp4l and takes its UTC offset, so CLOCK_REALTIME is UTC and CLOCK_TAI follows.

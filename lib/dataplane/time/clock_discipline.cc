@@ -44,6 +44,7 @@ core::Result<ClockDiscipline> ClockDiscipline::create(const ClusterConfig& cfg, 
 
 bool ClockDiscipline::step(rte_ring* ring, uint64_t upto_tsc) {
   if (!active()) return false;
+  TOB_ASSERT(sync_.has_value() && ring != nullptr);
   ClockReading batch[kReadingsPerBurst];
   for (int b = 0; b < kBurstsPerStep; ++b) {
     const unsigned n = rte_ring_dequeue_burst_elem(ring, batch, sizeof(ClockReading), kReadingsPerBurst, nullptr);
@@ -91,6 +92,7 @@ void ClockDiscipline::take(const ClockReading& r) {
 
 void ClockDiscipline::close_spread() {
   if (spread_count_ == 0) return;
+  TOB_ASSERT(spread_count_ < core::kMaxNodes);  // take() leaves room for its own 0
   spread_values_[static_cast<size_t>(spread_count_++)] = 0;  // its own clock
   const int f = std::min(faults_, (spread_count_ - 1) / 2);
   std::sort(spread_values_.begin(), spread_values_.begin() + spread_count_);
