@@ -553,6 +553,8 @@ TEST_CASE("[timing] sync chooses what corrects the clock; external by default") 
   CHECK(load_ok_with(kGood, {{"timing.sync", "off"}}).sync == ClockSyncMode::off);
   CHECK(std::string(tob::dataplane::to_string(ClockSyncMode::both)) == "both");
   CHECK(load_ok_with(kGood, {{"timing.delay_ns", "40000"}}).delay_ns == 40'000);
+  CHECK(d.sync_rate_max_ppm == 500);
+  CHECK(load_ok_with(kGood, {{"timing.sync_rate_max_ppm", "200"}}).sync_rate_max_ppm == 200);
 }
 
 TEST_CASE("[timing] sync and delay_ns refuse what they cannot mean") {
@@ -562,6 +564,8 @@ TEST_CASE("[timing] sync and delay_ns refuse what they cannot mean") {
   CHECK(m.find("[timing] sync: 'Inband'") != std::string::npos);
   m = override_error(kGood, {{"timing.sync", ""}});
   CHECK(m.find("[timing] sync") != std::string::npos);
+  m = override_error(kGood, {{"timing.sync_rate_max_ppm", "1001"}});
+  CHECK(m.find("[timing] sync_rate_max_ppm: '1001' is outside [0, 1000]") != std::string::npos);
   m = override_error(kGood, {{"timing.delay_ns", "-1"}});
   CHECK(m.find("[timing] delay_ns: '-1' is outside [0, 1000000]") != std::string::npos);
   // 4 ms cycle, 1 ms slots, 100 us margin: a delay of 900 us leaves no room in the slot.

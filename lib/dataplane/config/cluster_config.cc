@@ -35,7 +35,7 @@ const std::set<std::string_view> kTimingKeys = {
     "clock",         "epoch_ns",        "cycle_ns",        "decision_margin_ns", "precision_ns",
     "copy_gap_ns",   "sends_per_slot",  "kappa",           "two_member_wait_cycles",
     "rejoin_silence_cycles", "stall_limit_ns", "window", "rate_mbps", "heard_ns", "recovery_ns", "retry_ns",
-    "stall_budget_ns", "sync", "delay_ns", "ptp4l_socket"};
+    "stall_budget_ns", "sync", "delay_ns", "ptp4l_socket", "sync_rate_max_ppm"};
 const std::set<std::string_view> kStorageKeys = {"path", "durability"};
 const std::set<std::string_view> kLimitsKeys = {"frame_bytes", "payload_bytes", "queue_msgs", "queue_bytes",
                                                 "batch_msgs", "slot_frames"};
@@ -350,6 +350,9 @@ core::Result<ClusterConfig> load_cluster_config(const std::string& path, const O
   TRY_INT(rate, "timing", "rate_mbps", 0, 400'000, &zero);
   TRY_INT(delay, "timing", "delay_ns", 0, cycle_ns / 4, &zero);
   c.delay_ns = delay;
+  const int64_t rate_max_d = c.sync_rate_max_ppm;
+  TRY_INT(rate_max, "timing", "sync_rate_max_ppm", 0, 1000, &rate_max_d);
+  c.sync_rate_max_ppm = rate_max;
   // otfp's timeouts as durations (each at least its floor in cycles, core/otfp_limits.h): the heard
   // and recovery timeouts ride out the stall budget by default; at 40 ms cycles the floors (2, 4
   // and 2 cycles) are longer anyway.

@@ -50,6 +50,7 @@ struct ClusterConfig {
   std::string ptp_device;  // clock = ptp:/dev/ptpN
   ClockSyncMode sync = ClockSyncMode::external;
   int64_t delay_ns = 0;    // [timing] delay_ns: the one-way delay, transmit instant -> receive stamp
+  int64_t sync_rate_max_ppm = 500;  // [timing] sync_rate_max_ppm: the in-band rate correction's bound
   std::string ptp4l_socket;  // [timing] ptp4l_socket: ptp4l's management socket ({node}: the node id; sync = external | both)
   int kappa = 2;           // otfp: votes for cycle i travel in cycle i + kappa
   // [storage]: the otfp acceptor log ({node} in the path is replaced by the node id).

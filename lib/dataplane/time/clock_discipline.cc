@@ -20,6 +20,9 @@ core::Result<ClockDiscipline> ClockDiscipline::create(const ClusterConfig& cfg, 
   c.self = self;
   c.faults_tolerated = (static_cast<int>(schedule.slots.size()) - 1) / 3;
   c.delay_ns = cfg.delay_ns;
+  // Room for the oscillators' drift and for the ensemble's common rate, which follows the error in
+  // delay_ns (docs/operations.md "Clock synchronisation in band"): 100 ppm per 10 us at 100 ms.
+  c.rate_max_ppm = static_cast<double>(cfg.sync_rate_max_ppm);
   // A reading further out than this is a stall's or a faulty clock's, never a correct node's: a
   // late frame of a sender that the hypervisor held (1-13 ms here) must not move the clock.
   // Correct nodes stay within the precision of each other; four times it leaves room for the
