@@ -66,10 +66,11 @@ unsigned ControlRole::step(uint64_t& next_due_tsc) {
     return hub_.serve();
   }
   if (!engine_started_) {
-    // The clock has integrated ([timing] sync = inband | both: global time may have jumped to the
-    // ensemble's): the cycle this daemon starts in is the one of now, on that time.
+    // [timing] sync = inband | both: the clock has integrated and global time may have jumped to
+    // the ensemble's, on which an earlier life of this node sent: the cycle this daemon starts in
+    // is the one of now, on that time.
     engine_started_ = true;
-    start_cycle_ = ctx_.schedule->cycle_of(now_ns);
+    if (clock_.applied()) start_cycle_ = ctx_.schedule->cycle_of(now_ns);
   }
   unsigned work = take_frames();
   work += take_durability(now_ns);
