@@ -18,6 +18,7 @@ namespace {
 constexpr unsigned kSubmitsPerStep = 4096;         // from the applications' submit rings
 constexpr unsigned kTelemetrySubmitsPerStep = 16;   // from telemetry's /tob/submit
 constexpr size_t kMinEtherFrame = 60;                // without FCS
+constexpr int64_t kClockWaitNs = 20'000;              // waiting for the RX role to pass a round's end
 constexpr int64_t kDurablePollNs = 50'000;            // otfp: how soon to look again while records sync
 }  // namespace
 
@@ -41,6 +42,7 @@ ControlRole::ControlRole(DaemonContext& ctx, core::Engine& node, Calibrator& cal
   // The RX role may lag a membership point by this much before the control role goes ahead.
   const int64_t timeout_ns = std::max<int64_t>(100'000, ctx_.schedule->config().decision_margin_ns / 2);
   watermark_timeout_ticks_ = static_cast<uint64_t>(static_cast<double>(timeout_ns) / ns_per_tick);
+  clock_wait_ticks_ = static_cast<uint64_t>(static_cast<double>(kClockWaitNs) / ns_per_tick);
   start_cycle_ = ctx_.schedule->cycle_of(ctx_.clock.to_ns(__rdtsc()));
   if (ic_ != nullptr) {
     // One slot's IC frames can wait for the engine's while the next slot's are made (a stall).
@@ -62,7 +64,7 @@ unsigned ControlRole::step(uint64_t& next_due_tsc) {
   const int64_t now_ns = ctx_.clock.to_ns(now_tsc);
   hub_.heartbeat(now_ns);
   if (!engine_runs) {
-    next_due_tsc = clock_.next_due_tsc();
+    next_due_tsc = clock_due_tsc(now_tsc);
     return hub_.serve();
   }
   if (!engine_started_) {
@@ -91,8 +93,17 @@ unsigned ControlRole::step(uint64_t& next_due_tsc) {
   due_ns = std::min(due_ns, generator_.next_due_ns());
   // Records being synced: the engine counts its own votes once they are durable (poll soon).
   if (ctx_.log != nullptr && ctx_.log->appended() > engine_durable_) due_ns = std::min(due_ns, now_ns + kDurablePollNs);
-  next_due_tsc = watermark_wait_since_tsc_ != 0 ? 0 : std::min(ctx_.clock.to_tsc(due_ns), clock_.next_due_tsc());
+  next_due_tsc = watermark_wait_since_tsc_ != 0 ? 0 : std::min(ctx_.clock.to_tsc(due_ns), clock_due_tsc(now_tsc));
   return work;
+}
+
+uint64_t ControlRole::clock_due_tsc(uint64_t now_tsc) const {
+  const uint64_t due = clock_.next_due_tsc();
+  // A round closes once the RX role has passed its end (step_clock): until its watermark moves,
+  // asking to run again at once would only spin, and on a shared core under SCHED_FIFO keep the
+  // RX lcore from ever moving it. Look again a little later.
+  if (ctx_.split_rx && due <= now_tsc) return now_tsc + clock_wait_ticks_;
+  return due;
 }
 
 bool ControlRole::step_clock(uint64_t now_tsc) {

@@ -58,6 +58,7 @@ class ControlRole {
   // The clock: readings, rounds, the map to applications. False while the engine must wait
   // for the clock to integrate (it then drops what the RX role queued).
   bool step_clock(uint64_t now_tsc);
+  uint64_t clock_due_tsc(uint64_t now_tsc) const;  // when step_clock has work again
   unsigned take_submissions();
   unsigned take_durability(int64_t now_ns);
   void advance_time(int64_t now_ns, uint64_t now_tsc);
@@ -78,6 +79,7 @@ class ControlRole {
   Calibrator* nic_calibrator_;
   ClockDiscipline& clock_;
   uint64_t clock_rounds_published_ = UINT64_MAX;
+  uint64_t clock_wait_ticks_ = 0;
   bool engine_started_ = false;
   ClientHub& hub_;
   bool stopped_ = false;
