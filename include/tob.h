@@ -32,7 +32,7 @@ extern "C" {
 
 /* The shared-memory layout version this header was built for; tob_attach refuses a daemon
  * with another one (TOB_EVERSION). */
-#define TOB_ABI_VERSION 3
+#define TOB_ABI_VERSION 4
 
 enum tob_error {
   TOB_OK = 0,

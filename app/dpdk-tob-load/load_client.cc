@@ -147,7 +147,7 @@ bool LoadClient::poll_once() {
   if (n > 0) last_delivery_ns_ = received;
   for (int i = 0; i < n; ++i) {
     const tob_delivery& d = batch_[i];
-    Row r{d.seq, d.sender, d.client, d.length, d.msg_id, -1, 0, d.submit_ns, d.deliver_ns, d.release_ns, received, 0};
+    Row r{d.seq, d.sender, d.client, d.length, d.msg_id, -1, 0, d.submit_ns, d.deliver_ns, d.release_ns, received, 0, 0};
     uint32_t magic = 0;
     if (d.length >= kLoadHeader) std::memcpy(&magic, d.payload, 4);
     if (magic == kLoadMagic) {
@@ -159,7 +159,10 @@ bool LoadClient::poll_once() {
     }
     if (o_.release) {
       const int64_t late = tob_wait_release(c_, &d);
+      timespec tai{};
+      clock_gettime(CLOCK_TAI, &tai);
       r.woke_ns = d.release_ns + late;
+      r.woke_tai_ns = static_cast<int64_t>(tai.tv_sec) * 1'000'000'000 + tai.tv_nsec;
       release_late_.record(late);
     }
     if (d.sender == node_ && d.client == client_) ++t_.own;
@@ -232,11 +235,11 @@ bool LoadClient::write_csv() const {
     std::fprintf(stderr, "dpdk-tob-load: %s: %s\n", o_.out_path.c_str(), std::strerror(errno));
     return false;
   }
-  std::fprintf(f, "seq,sender,client,msg_id,load_node,load_seq,bytes,submit_ns,deliver_ns,release_ns,received_ns,woke_ns\n");
+  std::fprintf(f, "seq,sender,client,msg_id,load_node,load_seq,bytes,submit_ns,deliver_ns,release_ns,received_ns,woke_ns,woke_tai_ns\n");
   for (const Row& r : rows_)
-    std::fprintf(f, "%" PRIu64 ",%u,%u,%" PRIu64 ",%d,%" PRIu64 ",%u,%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 "\n",
+    std::fprintf(f, "%" PRIu64 ",%u,%u,%" PRIu64 ",%d,%" PRIu64 ",%u,%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 "\n",
                  r.seq, r.sender, r.client, r.msg_id, r.load_node, r.load_seq, r.bytes, r.submit_ns, r.deliver_ns,
-                 r.release_ns, r.received_ns, r.woke_ns);
+                 r.release_ns, r.received_ns, r.woke_ns, r.woke_tai_ns);
   return std::fclose(f) == 0;
 }
 

@@ -33,6 +33,8 @@ struct Row {
   int64_t release_ns;
   int64_t received_ns;
   int64_t woke_ns;
+  int64_t woke_tai_ns;  // --release: CLOCK_TAI when it woke (the true instant on one machine, whatever
+                        // the daemon's clock synchronisation made of its global time)
 };
 
 struct Totals {

@@ -8,6 +8,7 @@
 #include <rte_mbuf.h>
 #include <rte_pdump.h>
 #include <rte_ring.h>
+#include <unistd.h>
 #include <x86intrin.h>
 
 #include <algorithm>
@@ -286,6 +287,20 @@ int Daemon::start() {
   ctx.clock.set_knobs(opt_.clock_offset_ns, opt_.clock_drift_ppm);
   calibrator_.emplace(*clock_source_, ctx.clock, kRefitIntervalNs, kClockStepNs);
   if (!calibrator_->initial_fit(8, 2'000'000)) return fail_started(kExitRuntime, "cannot calibrate the TSC against the clock source");
+  // In-band synchronisation ([timing] sync): with inband | both its map corrects global time
+  // from the start (the identity until the first round closes), before anything reads it.
+  auto discipline = ClockDiscipline::create(cfg, node_config_.schedule, self_, ctx.clock);
+  if (!discipline) return fail_started(kExitUsage, cfg.path + ": " + discipline.error().message);
+  clock_discipline_.emplace(std::move(discipline.value()));
+  if (clock_discipline_->applied()) ctx.clock.apply_map();
+  ctx.clock_gap_max_ns = clock_discipline_->gap_max_ns();
+  if (!cfg.ptp4l_socket.empty()) {
+    // ptp4l's offset, reported beside the in-band estimate (/tob/clock); a socket of our own for
+    // its answers, as pmc binds /var/run/pmc.<pid>.
+    auto ptp = Ptp4lClient::open(cfg.ptp4l_socket_for(self_), "/var/run/dpdk-tob-ptp4l." + std::to_string(getpid()));
+    if (!ptp) return fail_started(kExitUsage, cfg.path + ": [timing] " + ptp.error().message);
+    ptp4l_.emplace(std::move(ptp.value()));
+  }
   if (const int rc = create_pools_and_rings(); rc != kExitOk) return rc;
   if (const int rc = start_port_and_clocks(); rc != kExitOk) return rc;
   // Applications (include/tob.h): the shared memzone, the delivery pool and the client rings.
@@ -340,6 +355,13 @@ int Daemon::create_pools_and_rings() {
   ctx.tx_ring = rte_ring_create_elem("tob_tx", sizeof(TxItem), rings.tx, socket, RING_F_SP_ENQ | RING_F_SC_DEQ);
   ctx.log_ring = rte_ring_create_elem("tob_log", sizeof(LogRecord), rings.log, socket, RING_F_SP_ENQ | RING_F_SC_DEQ);
   ctx.submit_ring = rte_ring_create(kSubmitRingName, kSubmitRingSize, socket, RING_F_SC_DEQ);
+  if (clock_discipline_->active()) {
+    // Clock readings: the first copy of every node's frame, as many cycles' worth as the rx ring.
+    ctx.clock_ring = rte_ring_create_elem("tob_clock", sizeof(ClockReading), rings.rx, socket,
+                                          RING_F_SP_ENQ | RING_F_SC_DEQ);
+    if (ctx.clock_ring == nullptr)
+      return fail_started(kExitRuntime, std::string("cannot create the clock readings ring: ") + rte_strerror(rte_errno));
+  }
   if (cfg.ic && !opt_.published_path.empty()) {
     // Publications for the --published file: 8 periods of every (key, t_pub) any node may write.
     ctx.ic_pub_bytes = (sizeof(IcPubRecord) + cfg.ic->key_bytes_max + cfg.ic->value_bytes_max + 7) / 8 * 8;
@@ -424,7 +446,7 @@ int Daemon::launch() {
   RTE_LCORE_FOREACH_WORKER(id) workers.push_back(id);
   rx_.emplace(ctx);
   tx_.emplace(ctx);
-  control_.emplace(ctx, *engine_, *calibrator_, nic_calibrator_ ? &*nic_calibrator_ : nullptr, *client_hub_,
+  control_.emplace(ctx, *engine_, *calibrator_, nic_calibrator_ ? &*nic_calibrator_ : nullptr, *clock_discipline_, *client_hub_,
                    ic_node_ ? &*ic_node_ : nullptr, kv_hub_.get(), ic_faults_ ? &*ic_faults_ : nullptr);
   std::string layout;
   const std::string main_lcore = "lcore " + std::to_string(rte_get_main_lcore());
@@ -452,9 +474,12 @@ int Daemon::launch() {
                 (opt_.clock_offset_ns != 0 || opt_.clock_drift_ppm != 0
                      ? " with test offset " + std::to_string(opt_.clock_offset_ns) + " ns, drift " +
                            std::to_string(opt_.clock_drift_ppm) + " ppm"
-                     : "");
+                     : "") +
+                ", sync " + to_string(cfg_->sync) +
+                (cfg_->sync != ClockSyncMode::off ? " (delay " + std::to_string(cfg_->delay_ns) + " ns)" : "");
   info_.lcores = layout;
   info_.tx_methods = method_list(ctx);
+  info_.ptp4l = ptp4l_ ? &*ptp4l_ : nullptr;
   register_telemetry(ctx, *io_, *client_hub_, kv_hub_.get(), info_);
 
   g_quit = &ctx.quit;

@@ -34,6 +34,7 @@
 #include "dataplane/roles/rx_role.h"
 #include "dataplane/roles/tx_role.h"
 #include "dataplane/storage/acceptor_log.h"
+#include "dataplane/time/clock_discipline.h"
 #include "dataplane/time/global_clock.h"
 
 namespace tob::app {
@@ -91,6 +92,8 @@ class Daemon {
   bool use_nic_ = false;
   std::optional<dataplane::Calibrator> calibrator_;
   std::optional<dataplane::Calibrator> nic_calibrator_;
+  std::optional<dataplane::ClockDiscipline> clock_discipline_;  // [timing] sync
+  std::optional<dataplane::Ptp4lClient> ptp4l_;                 // [timing] ptp4l_socket
   std::unique_ptr<dataplane::ClientHub> client_hub_;  // released before the EAL, whose rings it holds
   std::unique_ptr<dataplane::KvHub> kv_hub_;
   std::unique_ptr<core::Engine> engine_;

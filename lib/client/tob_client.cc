@@ -68,8 +68,22 @@ constexpr int64_t kAttachWaitNs = 1'000'000'000;
 constexpr int64_t kHeartbeatStaleNs = 1'000'000'000;
 constexpr int64_t kSpinAheadNs = 300'000;  // tob_wait_release spins at most this long
 
+// The daemon's global time: its fit and knobs, and its in-band correction when it applies one.
+struct ClockRead {
+  tob::dataplane::TscFit fit;
+  tob::core::ClockMap map;
+  bool mapped;
+  const tob::core::ClockMap* map_or_null() const { return mapped ? &map : nullptr; }
+};
+
+ClockRead read_clock(const Shm& shm) {
+  const bool mapped = shm.clock_mapped != 0;
+  return {shm.clock.read(), mapped ? shm.clock_map.read() : tob::core::ClockMap{}, mapped};
+}
+
 int64_t now_ns(const Shm& shm) {
-  return tob::dataplane::tsc_to_ns(shm.clock.read(), shm.knobs, __rdtsc());
+  const ClockRead r = read_clock(shm);
+  return tob::dataplane::tsc_to_global_ns(r.fit, shm.knobs, r.map_or_null(), __rdtsc());
 }
 
 int64_t monotonic_ns() {
@@ -339,19 +353,20 @@ int tob_poll(tob_client* c, tob_delivery* out, unsigned max) {
 
 int64_t tob_wait_release(tob_client* c, const tob_delivery* d) {
   if (c == nullptr || d == nullptr) return TOB_EINVAL;
-  const tob::dataplane::TscFit fit = c->shm->clock.read();
-  const uint64_t target = tob::dataplane::ns_to_tsc(fit, c->shm->knobs, d->release_ns);
+  const ClockRead clk = read_clock(*c->shm);
+  const auto now = [&] { return tob::dataplane::tsc_to_global_ns(clk.fit, c->shm->knobs, clk.map_or_null(), __rdtsc()); };
+  const uint64_t target = tob::dataplane::global_ns_to_tsc(clk.fit, c->shm->knobs, clk.map_or_null(), d->release_ns);
   // Sleep through most of a long wait (so that many waiting applications do not spin against
   // each other), then spin the last stretch on the TSC: sleeping alone wakes tens of
   // microseconds late (docs/architecture.md "Facts of this machine").
-  const int64_t remaining_ns = d->release_ns - tob::dataplane::tsc_to_ns(fit, c->shm->knobs, __rdtsc());
+  const int64_t remaining_ns = d->release_ns - now();
   if (remaining_ns > kSpinAheadNs) {
     const int64_t sleep_ns = remaining_ns - kSpinAheadNs;
     const timespec ts{static_cast<time_t>(sleep_ns / 1'000'000'000), static_cast<long>(sleep_ns % 1'000'000'000)};
     nanosleep(&ts, nullptr);
   }
   while (__rdtsc() < target) _mm_pause();
-  return tob::dataplane::tsc_to_ns(fit, c->shm->knobs, __rdtsc()) - d->release_ns;
+  return now() - d->release_ns;
 }
 
 int tob_kv_write(tob_client* c, const void* key, size_t key_len, int64_t t_pub_ns, const void* value,

@@ -25,6 +25,7 @@
 #include "dataplane/config/options.h"
 #include "dataplane/shm/seqlock.h"
 #include "dataplane/observe/stats.h"
+#include "dataplane/time/clock_discipline.h"
 #include "dataplane/time/tsc_clock.h"
 
 namespace tob::dataplane {
@@ -110,6 +111,11 @@ struct DaemonContext {
   std::atomic<bool> reload_keys{false};  // SIGHUP: the I/O thread re-reads the key file
 
   TscClock clock;
+  // In-band clock synchronisation ([timing] sync != off, time/clock_discipline.h): the RX role's
+  // readings for the control role, and how long a poll gap may be for a frame to be one.
+  rte_ring* clock_ring = nullptr;
+  int64_t clock_gap_max_ns = 0;
+  Seqlock<ClockStatus> clock_status;  // /tob/clock
   rte_mempool* pkt_pool = nullptr;
   rte_mempool* msg_pool = nullptr;
   rte_ring* rx_ring = nullptr;

@@ -541,3 +541,50 @@ TEST_CASE("[security] without a usable key file is refused naming the config, th
   std::remove(empty.c_str());
   expect_error(std::string(kGood) + "[security]\nkey = x\n", "key");
 }
+
+TEST_CASE("[timing] sync chooses what corrects the clock; external by default") {
+  using tob::dataplane::ClockSyncMode;
+  const ClusterConfig d = load_ok_with(kGood, {});
+  CHECK(d.sync == ClockSyncMode::external);  // today's behaviour: the clock source as it is
+  CHECK(d.delay_ns == 0);
+  CHECK(load_ok_with(kGood, {{"timing.sync", "inband"}}).sync == ClockSyncMode::inband);
+  CHECK(load_ok_with(kGood, {{"timing.sync", "external"}}).sync == ClockSyncMode::external);
+  CHECK(load_ok_with(kGood, {{"timing.sync", "both"}}).sync == ClockSyncMode::both);
+  CHECK(load_ok_with(kGood, {{"timing.sync", "off"}}).sync == ClockSyncMode::off);
+  CHECK(std::string(tob::dataplane::to_string(ClockSyncMode::both)) == "both");
+  CHECK(load_ok_with(kGood, {{"timing.delay_ns", "40000"}}).delay_ns == 40'000);
+  CHECK(d.sync_rate_max_ppm == 500);
+  CHECK(load_ok_with(kGood, {{"timing.sync_rate_max_ppm", "200"}}).sync_rate_max_ppm == 200);
+}
+
+TEST_CASE("[timing] sync and delay_ns refuse what they cannot mean") {
+  std::string m = override_error(kGood, {{"timing.sync", "ptp"}});
+  CHECK(m.find("[timing] sync: 'ptp': expected inband, external, both or off") != std::string::npos);
+  m = override_error(kGood, {{"timing.sync", "Inband"}});  // case matters, as for every keyword
+  CHECK(m.find("[timing] sync: 'Inband'") != std::string::npos);
+  m = override_error(kGood, {{"timing.sync", ""}});
+  CHECK(m.find("[timing] sync") != std::string::npos);
+  m = override_error(kGood, {{"timing.sync_rate_max_ppm", "1001"}});
+  CHECK(m.find("[timing] sync_rate_max_ppm: '1001' is outside [0, 1000]") != std::string::npos);
+  m = override_error(kGood, {{"timing.delay_ns", "-1"}});
+  CHECK(m.find("[timing] delay_ns: '-1' is outside [0, 1000000]") != std::string::npos);
+  // 4 ms cycle, 1 ms slots, 100 us margin: a delay of 900 us leaves no room in the slot.
+  m = override_error(kGood, {{"timing.delay_ns", "900000"}});
+  CHECK(m.find("[timing] delay_ns: 900000: not below a slot (1000000 ns) less the decision margin (100000 ns)") !=
+        std::string::npos);
+  CHECK(load_ok_with(kGood, {{"timing.delay_ns", "899999"}}).delay_ns == 899'999);
+}
+
+TEST_CASE("[timing] ptp4l_socket names ptp4l's management socket, with an external source only") {
+  CHECK(load_ok_with(kGood, {}).ptp4l_socket.empty());
+  CHECK(load_ok_with(kGood, {{"timing.ptp4l_socket", "/var/run/ptp4l"}}).ptp4l_socket == "/var/run/ptp4l");
+  CHECK(load_ok_with(kGood, {{"timing.sync", "both"}, {"timing.ptp4l_socket", "/var/run/ptp4l"}}).ptp4l_socket ==
+        "/var/run/ptp4l");
+  std::string m = override_error(kGood, {{"timing.ptp4l_socket", "ptp4l"}});
+  CHECK(m.find("[timing] ptp4l_socket: 'ptp4l': an absolute path") != std::string::npos);
+  CHECK(load_ok_with(kGood, {{"timing.ptp4l_socket", "/run/ptp4l-{node}"}}).ptp4l_socket_for(3) == "/run/ptp4l-3");
+  m = override_error(kGood, {{"timing.ptp4l_socket", "/" + std::string(100, 'x')}});
+  CHECK(m.find("[timing] ptp4l_socket") != std::string::npos);
+  m = override_error(kGood, {{"timing.sync", "inband"}, {"timing.ptp4l_socket", "/var/run/ptp4l"}});
+  CHECK(m.find("give it with sync = external or both (sync is inband)") != std::string::npos);
+}

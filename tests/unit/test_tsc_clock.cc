@@ -94,3 +94,31 @@ TEST_CASE("drift accumulates from the first fit and survives re-fits without a j
   CHECK(std::llabs(static_cast<int64_t>(skewed.to_tsc(before) - later)) <= 3);
   CHECK(skewed.knobs().drift_ref_ns == f.ns0);
 }
+
+TEST_CASE("an applied correction map turns local time into global time, and to_tsc inverts it") {
+  TscFit f;
+  REQUIRE(fit_samples(line(10), f));
+  TscClock c;
+  c.set_knobs(0, 50);  // a drifting node: local time is the fit and the knobs
+  c.publish(f);
+  const uint64_t tsc = 5'000'000'000ull + 1'000'000'000ull;
+  const int64_t local = c.to_local_ns(tsc);
+  // Not applied: global time is local time, whatever map is published.
+  tob::core::ClockMap m{local - 1'000'000, local - 1'000'000 - 40'000, -50e-6, 20'000, 100'000};
+  c.publish_map(m);
+  CHECK(c.to_ns(tsc) == local);
+  CHECK_FALSE(c.mapped());
+  // Applied: through the map, continuous and increasing, and back to the TSC within a tick.
+  c.apply_map();
+  CHECK(c.to_ns(tsc) == m.global_ns(local));
+  CHECK(c.to_ns(tsc) != local);
+  for (int64_t dt : {-3'000'000, -1, 0, 50'000, 99'999, 100'000, 10'000'000}) {
+    const uint64_t t = tsc + static_cast<uint64_t>(dt * 5 / 2);
+    const int64_t g = c.to_ns(t);
+    CHECK(std::llabs(static_cast<int64_t>(c.to_tsc(g) - t)) <= 3);
+    CHECK(c.to_ns(t + 250) > g);  // 100 ns later: later on the global clock too
+  }
+  CHECK(c.to_local_ns(tsc) == local);  // what the synchronisation measures is untouched
+  // Deadlines of "never" pass the map unchanged (no overflow in its inversion).
+  CHECK(c.to_tsc(INT64_MAX) == ns_to_tsc(c.fit(), c.knobs(), INT64_MAX));
+}

@@ -90,6 +90,8 @@ core::Result<std::unique_ptr<ClientHub>> ClientHub::create(const ClusterConfig& 
   s.daemon_pid = static_cast<uint32_t>(getpid());
   s.knobs = clock.knobs();
   s.clock.publish(clock.fit());
+  s.clock_mapped = clock.mapped() ? 1 : 0;
+  s.clock_map.publish(clock.map());
 
   hub->slots_ = cfg.clients_max;
   hub->lag_deliveries_ = cfg.client_ring;

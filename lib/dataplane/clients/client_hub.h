@@ -67,6 +67,7 @@ class ClientHub {
   unsigned serve();
   SubmitIntake& intake() { return intake_; }
   void publish_clock(const TscFit& fit) { shm_->clock.publish(fit); }
+  void publish_clock_map(const core::ClockMap& map) { shm_->clock_map.publish(map); }
   void heartbeat(int64_t now_ns) { shm_->heartbeat_ns.store(now_ns, std::memory_order_relaxed); }
   // The control role stops: applications see the daemon gone.
   void stop() { shm_->running.store(0, std::memory_order_release); }

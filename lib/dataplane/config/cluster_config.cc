@@ -35,7 +35,7 @@ const std::set<std::string_view> kTimingKeys = {
     "clock",         "epoch_ns",        "cycle_ns",        "decision_margin_ns", "precision_ns",
     "copy_gap_ns",   "sends_per_slot",  "kappa",           "two_member_wait_cycles",
     "rejoin_silence_cycles", "stall_limit_ns", "window", "rate_mbps", "heard_ns", "recovery_ns", "retry_ns",
-    "stall_budget_ns"};
+    "stall_budget_ns", "sync", "delay_ns", "ptp4l_socket", "sync_rate_max_ppm"};
 const std::set<std::string_view> kStorageKeys = {"path", "durability"};
 const std::set<std::string_view> kLimitsKeys = {"frame_bytes", "payload_bytes", "queue_msgs", "queue_bytes",
                                                 "batch_msgs", "slot_frames"};
@@ -191,12 +191,17 @@ core::Result<core::IcConfig> load_ic(rte_cfgfile* f, const Reader& rd, const Clu
 
 }  // namespace
 
-std::string ClusterConfig::log_path_for(core::NodeId self) const {
-  std::string p = log_path;
+namespace {
+std::string with_node(std::string p, core::NodeId self) {
   for (size_t at = p.find("{node}"); at != std::string::npos; at = p.find("{node}", at))
     p.replace(at, 6, std::to_string(self));
   return p;
 }
+}  // namespace
+
+std::string ClusterConfig::log_path_for(core::NodeId self) const { return with_node(log_path, self); }
+
+std::string ClusterConfig::ptp4l_socket_for(core::NodeId self) const { return with_node(ptp4l_socket, self); }
 
 bool parse_mac(const std::string& text, Mac& out) {
   unsigned b[6];
@@ -206,6 +211,16 @@ bool parse_mac(const std::string& text, Mac& out) {
   if (text.size() != 17) return false;
   for (int i = 0; i < 6; ++i) out[static_cast<size_t>(i)] = static_cast<uint8_t>(b[i]);
   return true;
+}
+
+const char* to_string(ClockSyncMode m) {
+  switch (m) {
+    case ClockSyncMode::off: return "off";
+    case ClockSyncMode::external: return "external";
+    case ClockSyncMode::inband: return "inband";
+    case ClockSyncMode::both: return "both";
+  }
+  return "unknown";
 }
 
 std::string format_mac(const Mac& m) {
@@ -294,6 +309,22 @@ core::Result<ClusterConfig> load_cluster_config(const std::string& path, const O
       c.ptp_device = s.substr(4);
     } else return rd.error("timing", "clock", "'" + s + "': expected tai, monotonic or ptp:/dev/ptpN");
   }
+  if (const char* m = rd.get("timing", "sync")) {
+    const std::string s = m;
+    if (s == "inband") c.sync = ClockSyncMode::inband;
+    else if (s == "external") c.sync = ClockSyncMode::external;
+    else if (s == "both") c.sync = ClockSyncMode::both;
+    else if (s == "off") c.sync = ClockSyncMode::off;
+    else return rd.error("timing", "sync", "'" + s + "': expected inband, external, both or off");
+  }
+  if (const char* u = rd.get("timing", "ptp4l_socket")) {
+    c.ptp4l_socket = u;
+    if (c.ptp4l_socket.empty() || c.ptp4l_socket[0] != '/' || c.ptp4l_socket.size() > 100)
+      return rd.error("timing", "ptp4l_socket", "'" + c.ptp4l_socket + "': an absolute path of at most 100 characters, {node} for the node id (ptp4l's uds_address)");
+    if (c.sync != ClockSyncMode::external && c.sync != ClockSyncMode::both)
+      return rd.error("timing", "ptp4l_socket", std::string("ptp4l is an external source: give it with sync = external or both (sync is ") +
+                                                    to_string(c.sync) + ")");
+  }
   TRY_INT(epoch_ns, "timing", "epoch_ns", 0, INT64_MAX / 4, &zero);
   TRY_INT(cycle_ns, "timing", "cycle_ns", 1000, 10'000'000'000, nullptr);
   core::ScheduleConfig sc = core::ScheduleConfig::equal_slots(c.nodes, cycle_ns, epoch_ns);
@@ -317,6 +348,11 @@ core::Result<ClusterConfig> load_cluster_config(const std::string& path, const O
   TRY_INT(silence, "timing", "rejoin_silence_cycles", 2, 1'000'000, &two);
   TRY_INT(stall, "timing", "stall_limit_ns", 0, INT64_MAX / 4, &zero);
   TRY_INT(rate, "timing", "rate_mbps", 0, 400'000, &zero);
+  TRY_INT(delay, "timing", "delay_ns", 0, cycle_ns / 4, &zero);
+  c.delay_ns = delay;
+  const int64_t rate_max_d = c.sync_rate_max_ppm;
+  TRY_INT(rate_max, "timing", "sync_rate_max_ppm", 0, 1000, &rate_max_d);
+  c.sync_rate_max_ppm = rate_max;
   // otfp's timeouts as durations (each at least its floor in cycles, core/otfp_limits.h): the heard
   // and recovery timeouts ride out the stall budget by default; at 40 ms cycles the floors (2, 4
   // and 2 cycles) are longer anyway.
@@ -361,6 +397,11 @@ core::Result<ClusterConfig> load_cluster_config(const std::string& path, const O
                  std::to_string(c.nodes) + " nodes; give them for all or none (equal slots)"};
   auto sched = core::Schedule::create(sc);
   if (!sched) return Error{path + ": schedule: " + sched.error().message, sched.error().code};
+  // A frame's clock reading lies in its slot after the decision margin: the delay must leave room.
+  for (const core::SlotConfig& sl : sc.slots)
+    if (c.delay_ns >= sl.length_ns - sc.decision_margin_ns)
+      return rd.error("timing", "delay_ns", std::to_string(c.delay_ns) + ": not below a slot (" + std::to_string(sl.length_ns) +
+                                                " ns) less the decision margin (" + std::to_string(sc.decision_margin_ns) + " ns)");
 
   // [limits]
   core::NodeConfig& n = c.node;

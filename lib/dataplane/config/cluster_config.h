@@ -21,6 +21,14 @@ namespace tob::dataplane {
 
 using Order = core::Order;
 enum class ClockSource : uint8_t { tai, monotonic, ptp };
+// [timing] sync (docs/configuration.md "Clock synchronisation: [timing] sync"): what corrects
+// this node's global time. external: the clock source is trusted as it is (CLOCK_TAI disciplined
+// by phc2sys, a PTP hardware clock, the one kernel clock of the netns cluster); the in-band
+// estimate is measured and reported, never applied. inband: the in-band synchronisation corrects
+// the node's map (lib/core/clock_sync.h) and its self-check withholds frames. both: in-band
+// corrections on top of an externally disciplined source. off: nothing is measured.
+enum class ClockSyncMode : uint8_t { off, external, inband, both };
+const char* to_string(ClockSyncMode m);
 
 using Mac = std::array<uint8_t, 6>;
 
@@ -40,6 +48,10 @@ struct ClusterConfig {
   uint8_t pcp = 5;
   ClockSource clock = ClockSource::tai;
   std::string ptp_device;  // clock = ptp:/dev/ptpN
+  ClockSyncMode sync = ClockSyncMode::external;
+  int64_t delay_ns = 0;    // [timing] delay_ns: the one-way delay, transmit instant -> receive stamp
+  int64_t sync_rate_max_ppm = 500;  // [timing] sync_rate_max_ppm: the in-band rate correction's bound
+  std::string ptp4l_socket;  // [timing] ptp4l_socket: ptp4l's management socket ({node}: the node id; sync = external | both)
   int kappa = 2;           // otfp: votes for cycle i travel in cycle i + kappa
   // [storage]: the otfp acceptor log ({node} in the path is replaced by the node id).
   std::string log_path;
@@ -68,6 +80,8 @@ struct ClusterConfig {
   }
   // log_path with {node} replaced; empty when no log is configured.
   std::string log_path_for(core::NodeId self) const;
+  // ptp4l_socket with {node} replaced (each node asks its own ptp4l).
+  std::string ptp4l_socket_for(core::NodeId self) const;
 };
 
 // SECTION.KEY=VALUE pairs applied over the file before validation (the daemon's --set).

@@ -168,6 +168,9 @@ void visit_stats(const StatsSources& s, StatsVisitor& v) {
   v.u64("rx_late_forgiven", s.rx.late_forgiven.get());
   v.u64("rx_ring_full", s.rx.ring_full.get());
   v.u64("rx_dropped_by_knob", s.rx.dropped_by_knob.get());
+  v.u64("rx_clock_readings", s.rx.clock_readings.get());
+  v.u64("rx_clock_readings_stalled", s.rx.clock_readings_stalled.get());
+  v.u64("rx_clock_ring_full", s.rx.clock_ring_full.get());
 
   v.u64("tx_frames", s.tx.frames.get());
   v.u64("tx_bytes", s.tx.bytes.get());
@@ -189,6 +192,7 @@ void visit_stats(const StatsSources& s, StatsVisitor& v) {
   v.u64("control_tx_ring_full", s.control.tx_ring_full.get());
   v.u64("control_tx_seal_failed", s.control.tx_seal_failed.get());
   v.u64("control_tx_start_cycle", s.control.tx_start_cycle.get());
+  v.u64("control_tx_withheld_clock", s.control.tx_withheld_clock.get());
   v.u64("control_log_ring_full", s.control.log_ring_full.get());
   v.u64("control_acceptor_log_full", s.control.acceptor_log_full.get());
   v.u64("control_ic_frames_unused", s.control.ic_frames_unused.get());

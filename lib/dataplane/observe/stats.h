@@ -53,6 +53,9 @@ struct RxStats {  // the RX role
   Counter ring_full;      // the control lcore fell behind: frame dropped (counted as an omission)
   Counter accepted;       // handed to the control lcore
   Counter dropped_by_knob;  // test knob --drop-rx: frames thrown away on purpose
+  Counter clock_readings;          // first copies handed to the clock synchronisation
+  Counter clock_readings_stalled;  // not: found after a poll gap too long to time them
+  Counter clock_ring_full;         // not: the control lcore fell behind
   Histogram arrival_offset;  // rx instant minus the sender's transmit instant (first copy)
   Histogram poll_gap;        // polls that found frames: the time since the poll before, i.e.
                              // how early those frames may have arrived (the poll stamp's error)
@@ -89,6 +92,7 @@ struct ControlStats {  // the control role
   Counter ic_gen_refused;     // ... and refused (kv_write status other than ok)
   Counter tx_seal_failed;     // [security]: not sent: OpenSSL failed, or a cycle before one already sealed (must stay 0)
   Counter tx_start_cycle;     // [security]: not sent: a frame of the cycle this daemon started in (IV uniqueness across restarts)
+  Counter tx_withheld_clock;  // not sent: the clock's self-check failed ([timing] sync = inband | both)
   Counter submitted;
   Counter submit_backpressure;
   Counter submit_too_large;

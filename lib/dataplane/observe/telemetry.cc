@@ -104,6 +104,59 @@ int cmd_stats(const char*, const char*, rte_tel_data* d) {
   return 0;
 }
 
+// The clock (time/clock_discipline.h, docs/operations.md "The clock: /tob/clock"): the snapshot the
+// control lcore publishes once per round, and the clock source beside it.
+int cmd_clock(const char*, const char*, rte_tel_data* d) {
+  const ClockStatus s = g_ctx->clock_status.read();
+  const ClusterConfig& cfg = *g_ctx->config;
+  rte_tel_data_start_dict(d);
+  TelemetryDict dict(d);  // its i64 clamps to +-2^31 ns (DPDK 22.11 has no 64-bit signed dict values)
+  rte_tel_data_add_dict_string(d, "sync", to_string(cfg.sync));
+  rte_tel_data_add_dict_string(d, "source", g_info.clock.c_str());
+  // The test knobs (--clock-offset-ns, --clock-drift-ppm): the drift counts from drift_ref_ns
+  // (global time of the first fit), so a test can predict the offset they build up.
+  const ClockKnobs& k = g_ctx->clock.knobs();
+  rte_tel_data_add_dict_u64(d, "drift_ref_ns", static_cast<uint64_t>(std::max<int64_t>(0, k.drift_ref_ns)));
+  dict.real("test_drift_ppm", k.drift_ppm);
+  dict.i64("test_offset_ns", k.offset_ns);
+  if (cfg.sync == ClockSyncMode::off) return 0;
+  rte_tel_data_add_dict_int(d, "applied", s.applied);
+  rte_tel_data_add_dict_int(d, "integrated", s.integrated);
+  rte_tel_data_add_dict_int(d, "cold_start", s.cold_start);
+  rte_tel_data_add_dict_int(d, "may_send", s.may_send);
+  dict.i64("offset_ns", s.offset_ns);
+  dict.i64("correction_ns", s.correction_ns);
+  dict.i64("map_offset_ns", s.map_offset_ns);
+  dict.real("rate_ppm", s.rate_ppm);
+  dict.i64("precision_ns", s.precision_ns);
+  dict.i64("spread_ns", s.spread_ns);
+  dict.i64("spread_max_ns", s.spread_max_ns);
+  dict.i64("offset_max_ns", s.offset_max_ns);
+  dict.i64("delay_ns", cfg.delay_ns);
+  dict.i64("delay_error_ns", s.delay_error_ns);
+  rte_tel_data_add_dict_u64(d, "rounds", s.rounds);
+  rte_tel_data_add_dict_u64(d, "rounds_short", s.rounds_short);
+  rte_tel_data_add_dict_u64(d, "rounds_clipped", s.rounds_clipped);
+  rte_tel_data_add_dict_u64(d, "rounds_out", s.rounds_out);
+  rte_tel_data_add_dict_u64(d, "readings", s.readings);
+  rte_tel_data_add_dict_u64(d, "readings_ignored", s.readings_ignored);
+  rte_tel_data_add_dict_u64(d, "integrations", s.integrations);
+  rte_tel_data_add_dict_u64(d, "tx_withheld", g_ctx->control.tx_withheld_clock.get());
+  // The external source beside the in-band estimate: ptp4l's own measurement, asked now.
+  if (g_info.ptp4l != nullptr) {
+    rte_tel_data_add_dict_string(d, "ptp4l_socket", g_info.ptp4l->server_path().c_str());
+    const auto ds = g_info.ptp4l->current_data_set(200);
+    if (ds) {
+      dict.i64("external_offset_ns", ds.value().offset_from_master_ns);
+      dict.i64("external_path_delay_ns", ds.value().mean_path_delay_ns);
+      rte_tel_data_add_dict_int(d, "external_steps_removed", ds.value().steps_removed);
+    } else {
+      rte_tel_data_add_dict_string(d, "external_error", ds.error().message.substr(0, RTE_TEL_MAX_STRING_LEN - 1).c_str());
+    }
+  }
+  return 0;
+}
+
 int cmd_membership(const char*, const char*, rte_tel_data* d) {
   const NodeStatus s = g_ctx->status.read();
   rte_tel_data_start_dict(d);
@@ -326,6 +379,8 @@ void register_telemetry(DaemonContext& ctx, IoThread& io, const ClientHub& hub, 
   rte_telemetry_register_cmd("/tob/info", cmd_info, "Cluster, node, schedule, port and clock of this dpdk-tob node");
   rte_telemetry_register_cmd("/tob/stats", cmd_stats, "All counters and histogram summaries of this dpdk-tob node");
   rte_telemetry_register_cmd("/tob/membership", cmd_membership, "Membership state, members, stages, recent events");
+  rte_telemetry_register_cmd("/tob/clock", cmd_clock,
+                             "Clock synchronisation: offset to the ensemble, rate correction, precision estimate");
   rte_telemetry_register_cmd("/tob/histogram", cmd_histogram,
                              "Percentiles of one timing histogram. Parameter: its name (see /tob/histogram)");
   rte_telemetry_register_cmd("/tob/deliveries", cmd_deliveries,

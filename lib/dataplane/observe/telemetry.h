@@ -13,6 +13,8 @@
 // Callbacks run on the telemetry thread; they read seqlocks and atomics, never lcore state.
 #pragma once
 
+#include "dataplane/time/ptp4l_client.h"
+
 #include <string>
 
 #include "dataplane/clients/client_hub.h"
@@ -29,6 +31,7 @@ struct TelemetryInfo {  // static facts for /tob/info, filled at start-up
   std::string clock;
   std::string lcores;
   std::string tx_methods;
+  Ptp4lClient* ptp4l = nullptr;  // [timing] ptp4l_socket: /tob/clock asks it for its offset
 };
 
 // kv: the key-value side of the clients with [ic], else nullptr.

@@ -18,15 +18,18 @@ namespace {
 constexpr unsigned kSubmitsPerStep = 4096;         // from the applications' submit rings
 constexpr unsigned kTelemetrySubmitsPerStep = 16;   // from telemetry's /tob/submit
 constexpr size_t kMinEtherFrame = 60;                // without FCS
+constexpr int64_t kClockWaitNs = 20'000;              // waiting for the RX role to pass a round's end
 constexpr int64_t kDurablePollNs = 50'000;            // otfp: how soon to look again while records sync
 }  // namespace
 
 ControlRole::ControlRole(DaemonContext& ctx, core::Engine& node, Calibrator& calibrator, Calibrator* nic_calibrator,
-                         ClientHub& hub, core::IcNode* ic, KvHub* kv, core::IcFaultInjector* ic_faults)
+                         ClockDiscipline& clock, ClientHub& hub, core::IcNode* ic, KvHub* kv,
+                         core::IcFaultInjector* ic_faults)
     : ctx_(ctx),
       node_(node),
       calibrator_(calibrator),
       nic_calibrator_(nic_calibrator),
+      clock_(clock),
       hub_(hub),
       tx_rotation_(ctx.methods, ctx.method_count),
       generator_(*ctx.options, ctx.self),
@@ -39,6 +42,7 @@ ControlRole::ControlRole(DaemonContext& ctx, core::Engine& node, Calibrator& cal
   // The RX role may lag a membership point by this much before the control role goes ahead.
   const int64_t timeout_ns = std::max<int64_t>(100'000, ctx_.schedule->config().decision_margin_ns / 2);
   watermark_timeout_ticks_ = static_cast<uint64_t>(static_cast<double>(timeout_ns) / ns_per_tick);
+  clock_wait_ticks_ = static_cast<uint64_t>(static_cast<double>(kClockWaitNs) / ns_per_tick);
   start_cycle_ = ctx_.schedule->cycle_of(ctx_.clock.to_ns(__rdtsc()));
   if (ic_ != nullptr) {
     // One slot's IC frames can wait for the engine's while the next slot's are made (a stall).
@@ -54,10 +58,22 @@ unsigned ControlRole::step(uint64_t& next_due_tsc) {
   if (stopped_) return 0;
   ctx_.control.loops.add();
   const uint64_t now_tsc = __rdtsc();
-  const int64_t now_ns = ctx_.clock.to_ns(now_tsc);
   if (calibrator_.poll(now_tsc)) hub_.publish_clock(ctx_.clock.fit());
   if (nic_calibrator_ != nullptr) nic_calibrator_->poll(now_tsc);
+  const bool engine_runs = step_clock(now_tsc);
+  const int64_t now_ns = ctx_.clock.to_ns(now_tsc);
   hub_.heartbeat(now_ns);
+  if (!engine_runs) {
+    next_due_tsc = clock_due_tsc(now_tsc);
+    return hub_.serve();
+  }
+  if (!engine_started_) {
+    // [timing] sync = inband | both: the clock has integrated and global time may have jumped to
+    // the ensemble's, on which an earlier life of this node sent: the cycle this daemon starts in
+    // is the one of now, on that time.
+    engine_started_ = true;
+    if (clock_.applied()) start_cycle_ = ctx_.schedule->cycle_of(now_ns);
+  }
   unsigned work = take_frames();
   work += take_durability(now_ns);
   work += take_submissions();
@@ -77,8 +93,36 @@ unsigned ControlRole::step(uint64_t& next_due_tsc) {
   due_ns = std::min(due_ns, generator_.next_due_ns());
   // Records being synced: the engine counts its own votes once they are durable (poll soon).
   if (ctx_.log != nullptr && ctx_.log->awaited() > engine_durable_) due_ns = std::min(due_ns, now_ns + kDurablePollNs);
-  next_due_tsc = watermark_wait_since_tsc_ != 0 ? 0 : ctx_.clock.to_tsc(due_ns);
+  next_due_tsc = watermark_wait_since_tsc_ != 0 ? 0 : std::min(ctx_.clock.to_tsc(due_ns), clock_due_tsc(now_tsc));
   return work;
+}
+
+uint64_t ControlRole::clock_due_tsc(uint64_t now_tsc) const {
+  const uint64_t due = clock_.next_due_tsc();
+  // A round closes once the RX role has passed its end (step_clock): until its watermark moves,
+  // asking to run again at once would only spin, and on a shared core under SCHED_FIFO keep the
+  // RX lcore from ever moving it. Look again a little later.
+  if (ctx_.split_rx && due <= now_tsc) return now_tsc + clock_wait_ticks_;
+  return due;
+}
+
+bool ControlRole::step_clock(uint64_t now_tsc) {
+  if (!clock_.active()) return true;
+  // Every reading stamped before the RX role's watermark is on the ring (the RX role of this
+  // loop, when it runs here, has just polled).
+  const uint64_t upto = ctx_.split_rx ? std::min(now_tsc, ctx_.rx_watermark_tsc.load(std::memory_order_acquire)) : now_tsc;
+  if (clock_.step(ctx_.clock_ring, upto)) hub_.publish_clock_map(clock_.map());
+  if (clock_.rounds() != clock_rounds_published_) {
+    clock_rounds_published_ = clock_.rounds();
+    ctx_.clock_status.publish(clock_.status(now_tsc));
+  }
+  if (clock_.engine_may_start()) return true;
+  // Integrating: what the RX role queued is no input for an engine that has not started.
+  rte_mbuf* done[kFramesPerStep];
+  const unsigned n = rte_ring_dequeue_burst_elem(ctx_.rx_ring, rx_items_.data(), sizeof(RxItem), kFramesPerStep, nullptr);
+  for (unsigned i = 0; i < n; ++i) done[i] = rx_items_[i].mbuf;
+  if (n > 0) rte_pktmbuf_free_bulk(done, n);
+  return false;
 }
 
 unsigned ControlRole::take_frames() {
@@ -311,6 +355,11 @@ bool ControlRole::seal(std::span<uint8_t> out, const core::TxFrame& f) {
 }
 
 void ControlRole::enqueue(TxItem& item, int64_t cycle) {
+  if (!clock_.may_send()) {  // self-checking (seed 000): a clock out by more than the precision stays silent
+    ctx_.control.tx_withheld_clock.add();
+    rte_pktmbuf_free(item.mbuf);
+    return;
+  }
   bool new_turn = false;
   item.method = static_cast<uint8_t>(tx_rotation_.method_for(cycle, &new_turn));
   if (new_turn && ctx_.clock.to_ns(__rdtsc()) > item.tx_ns) ctx_.control.turns_late.add();

@@ -6,7 +6,9 @@
 // submit ring; the built-in generators add their own (roles/generators.h). It also re-fits the
 // TSC clock, picks each turn's TX method (roles/tx_rotation.h), publishes the status snapshots
 // (observe/status.h), and hands the otfp engine's log records to the acceptor log before the
-// frames that depend on them.
+// frames that depend on them. It drives the in-band clock synchronisation (time/clock_discipline.h):
+// with [timing] sync = inband | both the engine starts once the clock has integrated, and frames
+// are withheld while the clock's self-check fails.
 //
 // With [ic] it runs a core::IcNode next to the engine (docs/protocol-ic.md): frames of kind ic go to it,
 // its cycle boundaries join the engine's turns in the loop's due time (held back by the same RX
@@ -30,6 +32,7 @@
 #include "dataplane/context.h"
 #include "dataplane/roles/generators.h"
 #include "dataplane/roles/tx_rotation.h"
+#include "dataplane/time/clock_discipline.h"
 #include "dataplane/time/global_clock.h"
 
 namespace tob::dataplane {
@@ -40,8 +43,9 @@ class ControlRole {
   // applications (include/tob.h).
   // ic, kv: the IC node and the applications' side of the store, both or neither ([ic]).
   // ic_faults: the test knob --ic-fault, the IC node's outputs rewritten (core/ic_fault.h), or nullptr.
+  // clock: the in-band clock synchronisation (any mode, off included).
   ControlRole(DaemonContext& ctx, core::Engine& node, Calibrator& calibrator, Calibrator* nic_calibrator,
-              ClientHub& hub, core::IcNode* ic = nullptr, KvHub* kv = nullptr,
+              ClockDiscipline& clock, ClientHub& hub, core::IcNode* ic = nullptr, KvHub* kv = nullptr,
               core::IcFaultInjector* ic_faults = nullptr);
   // One round of work. Sets next_due_tsc to when it must run again. Returns units of work done.
   unsigned step(uint64_t& next_due_tsc);
@@ -51,6 +55,10 @@ class ControlRole {
 
  private:
   unsigned take_frames();
+  // The clock: readings, rounds, the map to applications. False while the engine must wait
+  // for the clock to integrate (it then drops what the RX role queued).
+  bool step_clock(uint64_t now_tsc);
+  uint64_t clock_due_tsc(uint64_t now_tsc) const;  // when step_clock has work again
   unsigned take_submissions();
   unsigned take_durability(int64_t now_ns);
   void advance_time(int64_t now_ns, uint64_t now_tsc);
@@ -69,6 +77,10 @@ class ControlRole {
   core::Engine& node_;
   Calibrator& calibrator_;
   Calibrator* nic_calibrator_;
+  ClockDiscipline& clock_;
+  uint64_t clock_rounds_published_ = UINT64_MAX;
+  uint64_t clock_wait_ticks_ = 0;
+  bool engine_started_ = false;
   ClientHub& hub_;
   bool stopped_ = false;
   TxRotation tx_rotation_;

@@ -26,10 +26,19 @@ unsigned RxRole::poll() {
   const uint64_t now_tsc = __rdtsc();
   if (n == 0) {
     last_poll_ns_ = ctx_.clock.to_ns(now_tsc);
+    last_poll_tsc_ = now_tsc;
     ctx_.rx_watermark_tsc.store(now_tsc, std::memory_order_release);
     return 0;
   }
   const int64_t rx_ns = ctx_.clock.to_ns(now_tsc);
+  if (ctx_.clock_ring != nullptr) {
+    // The frames arrived somewhere in (the poll before, this poll]: their middle is the stamp
+    // with the least bias, the interval its error (clock_discipline.h).
+    const uint64_t gap_tsc = now_tsc - last_poll_tsc_;
+    reading_ok_ = last_poll_tsc_ != 0 && static_cast<double>(gap_tsc) * ctx_.clock.fit().ns_per_tick <=
+                                             static_cast<double>(ctx_.clock_gap_max_ns);
+    if (reading_ok_) reading_local_ns_ = ctx_.clock.to_local_ns(last_poll_tsc_ + gap_tsc / 2);
+  }
   if (ctx_.keys != nullptr) keys_ = &ctx_.keys->rx().current();  // a rotation takes effect here
   if (last_poll_ns_ != 0) ctx_.rx.poll_gap.record(rx_ns - last_poll_ns_);
   unsigned keep = 0;
@@ -50,8 +59,10 @@ unsigned RxRole::poll() {
     if (queued < keep) ctx_.rx.ring_full.add(keep - queued);
   }
   if (dropped > 0) rte_pktmbuf_free_bulk(drop, dropped);
+  flush_clock_readings();
   // Everything stamped up to now_tsc is in the ring: the control role may pass this instant.
   last_poll_ns_ = rx_ns;
+  last_poll_tsc_ = now_tsc;
   ctx_.rx_watermark_tsc.store(now_tsc, std::memory_order_release);
   return n;
 }
@@ -71,6 +82,26 @@ bool RxRole::authenticate(std::span<const uint8_t> payload, const core::FrameVie
     case security::ReplayWindow::Verdict::out_of_range: st.auth_unexpected.add(); return false;
   }
   return false;
+}
+
+void RxRole::note_clock_reading(const core::FrameHeader& h) {
+  if (ctx_.clock_ring == nullptr || h.kind != core::FrameKind::slot || h.segment_index != 0 ||
+      (h.flags & (core::kFlagSecondCopy | core::kFlagAux)) != 0)
+    return;
+  if (!reading_ok_) {
+    ctx_.rx.clock_readings_stalled.add();
+    return;
+  }
+  readings_[reading_count_++] = {reading_local_ns_, static_cast<int64_t>(h.cycle), h.sender, {}};
+}
+
+void RxRole::flush_clock_readings() {
+  if (reading_count_ == 0) return;
+  const unsigned queued =
+      rte_ring_enqueue_burst_elem(ctx_.clock_ring, readings_.data(), sizeof(ClockReading), reading_count_, nullptr);
+  ctx_.rx.clock_readings.add(queued);
+  if (queued < reading_count_) ctx_.rx.clock_ring_full.add(reading_count_ - queued);
+  reading_count_ = 0;
 }
 
 bool RxRole::drop_by_knob() {
@@ -124,6 +155,7 @@ bool RxRole::classify(rte_mbuf* m, int64_t& rx_ns, core::FrameView& view) {
   }
   // Authentic and fresh before anything else looks at what the sender wrote (its cycle, its window).
   if (keys_ != nullptr && !authenticate(e.payload, d.view)) return false;
+  note_clock_reading(h);
   // The sender's reception window (seed 000 §6.2, docs/architecture.md "Time and schedule"):
   // outside it is a timing failure. A window lies inside its cycle, so the frame's cycle must be
   // the current one.

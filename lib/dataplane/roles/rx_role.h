@@ -30,10 +30,19 @@ class RxRole {
   // frames", "Replay protection"); every refusal counted.
   bool authenticate(std::span<const uint8_t> payload, const core::FrameView& view);
   bool drop_by_knob();  // --drop-rx: lose a good frame on purpose (loss tests)
+  // In-band clock synchronisation: the first copy of a slot frame is a clock reading, taken
+  // whatever its window says (a node whose clock is out must still hear how far).
+  void note_clock_reading(const core::FrameHeader& h);
+  void flush_clock_readings();
   DaemonContext& ctx_;
   uint64_t rng_;
   security::KeySet* keys_ = nullptr;  // [security]: this poll's keys (taken from the bank per poll)
   int64_t last_poll_ns_ = 0;  // the poll before this one (0: none yet)
+  uint64_t last_poll_tsc_ = 0;
+  int64_t reading_local_ns_ = 0;  // this poll's clock-reading stamp (the middle of the interval)
+  bool reading_ok_ = false;       // ... and whether the interval was short enough to time frames
+  unsigned reading_count_ = 0;
+  std::array<ClockReading, kBurstMax> readings_{};
   // A burst's frames and what becomes of them: built once, not per poll (an RxItem holds a
   // decoded view with default members; 512 of them per poll was most of an idle poll's cost).
   std::array<rte_mbuf*, kBurstMax> burst_{};

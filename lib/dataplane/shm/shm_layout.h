@@ -16,7 +16,8 @@
 // role) -> leaving (library or control) -> free (control, once its submit ring is drained), and
 // the control role answers every claim within one step. Plain layout, lock-free atomics only
 // (address-free across processes on x86-64). ABI 3 (TOB_ABI_VERSION): byte rings instead of the
-// mbufs and rte_rings of ABI 2.
+// mbufs and rte_rings of ABI 2. ABI 4: the in-band clock correction map (clock_map, issue 19),
+// which tob_now_ns and tob_wait_release apply on top of the fit.
 #pragma once
 
 #include <atomic>
@@ -39,7 +40,7 @@ inline constexpr char kKvZoneName[] = "tob_kv";
 inline constexpr char kKvWriteRingName[] = "tob_kvw";
 inline constexpr char kKvWritePoolName[] = "tob_kvw_pool";
 inline constexpr uint32_t kShmMagic = 0x544F4253;  // "TOBS"
-inline constexpr uint32_t kShmAbiVersion = 3;      // = TOB_ABI_VERSION in include/tob.h
+inline constexpr uint32_t kShmAbiVersion = 4;      // = TOB_ABI_VERSION in include/tob.h
 inline constexpr int kClientSlots = 16;
 // Client ids on the wire: 0 the built-in generator, 1 telemetry /tob/submit, 2.. the slots.
 inline constexpr uint16_t kFirstSlotClientId = 2;
@@ -146,6 +147,8 @@ struct Shm {
   std::atomic<int64_t> heartbeat_ns{0};      // the control role's clock, refreshed every turn
   Seqlock<TscFit> clock;                     // TSC -> global time, as the daemon fits it
   ClockKnobs knobs;                          // the daemon's test knobs (tob_now_ns follows them)
+  uint32_t clock_mapped = 0;                 // 1: global time follows clock_map ([timing] sync = inband | both)
+  Seqlock<core::ClockMap> clock_map;         // the in-band correction, local -> global (ABI 4)
   alignas(64) std::atomic<uint64_t> dlv_end{0};  // the delivery ring's end, published per burst
   ClientSlot slots[kClientSlots];
   ShmIc ic;

@@ -47,6 +47,29 @@ uint64_t ns_to_tsc(const TscFit& f, const ClockKnobs& k, int64_t ns) {
   return f.tsc0 + static_cast<uint64_t>(static_cast<int64_t>(std::llround(ticks)));
 }
 
+int64_t tsc_to_global_ns(const TscFit& f, const ClockKnobs& k, const core::ClockMap* map, uint64_t tsc) {
+  const int64_t local = tsc_to_ns(f, k, tsc);
+  return map != nullptr ? map->global_ns(local) : local;
+}
+
+uint64_t global_ns_to_tsc(const TscFit& f, const ClockKnobs& k, const core::ClockMap* map, int64_t ns) {
+  // "Never" (INT64_MAX, INT64_MIN as deadlines) stays as it is: the map is for instants.
+  constexpr int64_t kFar = INT64_MAX / 4;
+  return ns_to_tsc(f, k, map != nullptr && ns > -kFar && ns < kFar ? map->local_ns(ns) : ns);
+}
+
+int64_t TscClock::to_ns(uint64_t tsc) const {
+  if (!mapped_ || !map_.published()) return tsc_to_ns(fit_.read(), knobs_, tsc);
+  const core::ClockMap m = map_.read();
+  return tsc_to_global_ns(fit_.read(), knobs_, &m, tsc);
+}
+
+uint64_t TscClock::to_tsc(int64_t ns) const {
+  if (!mapped_ || !map_.published()) return ns_to_tsc(fit_.read(), knobs_, ns);
+  const core::ClockMap m = map_.read();
+  return global_ns_to_tsc(fit_.read(), knobs_, &m, ns);
+}
+
 ClockSample sample_clock(clockid_t clock, int tries) {
   ClockSample best{0, 0};
   uint64_t best_width = UINT64_MAX;

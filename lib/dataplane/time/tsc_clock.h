@@ -1,13 +1,17 @@
 // TSC <-> global time (docs/architecture.md "Time and schedule"). The control lcore samples (TSC,
 // clock) pairs and fits a line; lcores convert with the published fit, read lock-free through a
 // sequence counter (a seqlock: one writer, readers retry while a write is in progress). Test knobs
-// add a fixed offset and a drift in ppm to the global time this node believes in.
+// add a fixed offset and a drift in ppm to the global time this node believes in. The fit and the
+// knobs give the node's *local* time; with in-band synchronisation applied ([timing] sync =
+// inband | both) a correction map (core::ClockMap, lib/core/clock_sync.h) turns local time into
+// global time, published by the control lcore once per round, read lock-free like the fit.
 #pragma once
 
 #include <cstdint>
 #include <ctime>
 #include <span>
 
+#include "core/clock_sync.h"
 #include "dataplane/shm/seqlock.h"
 
 namespace tob::dataplane {
@@ -40,6 +44,9 @@ struct ClockKnobs {
 // shared memory (include/tob.h).
 int64_t tsc_to_ns(const TscFit& fit, const ClockKnobs& knobs, uint64_t tsc);
 uint64_t ns_to_tsc(const TscFit& fit, const ClockKnobs& knobs, int64_t ns);
+// The same through a correction map (nullptr: none, global time is local time).
+int64_t tsc_to_global_ns(const TscFit& fit, const ClockKnobs& knobs, const core::ClockMap* map, uint64_t tsc);
+uint64_t global_ns_to_tsc(const TscFit& fit, const ClockKnobs& knobs, const core::ClockMap* map, int64_t ns);
 
 class TscClock {
  public:
@@ -52,15 +59,27 @@ class TscClock {
     if (!fit_.published()) knobs_.drift_ref_ns = fit.ns0;
     fit_.publish(fit);
   }
+  // Global time follows the correction map from here on (before the lcores start).
+  void apply_map() { mapped_ = true; }
+  // The control lcore, once per round (one writer).
+  void publish_map(const core::ClockMap& map) { map_.publish(map); }
   bool calibrated() const { return fit_.published(); }
+  bool mapped() const { return mapped_; }
   TscFit fit() const { return fit_.read(); }
+  core::ClockMap map() const { return mapped_ && map_.published() ? map_.read() : core::ClockMap{}; }
   const ClockKnobs& knobs() const { return knobs_; }
-  int64_t to_ns(uint64_t tsc) const { return tsc_to_ns(fit_.read(), knobs_, tsc); }
-  uint64_t to_tsc(int64_t ns) const { return ns_to_tsc(fit_.read(), knobs_, ns); }
+  // Global time (through the map when it applies).
+  int64_t to_ns(uint64_t tsc) const;
+  uint64_t to_tsc(int64_t ns) const;
+  // Local time: the fit and the knobs only (what the in-band synchronisation measures).
+  int64_t to_local_ns(uint64_t tsc) const { return tsc_to_ns(fit_.read(), knobs_, tsc); }
+  uint64_t local_to_tsc(int64_t local_ns) const { return ns_to_tsc(fit_.read(), knobs_, local_ns); }
 
  private:
   Seqlock<TscFit> fit_;
   ClockKnobs knobs_;
+  bool mapped_ = false;
+  Seqlock<core::ClockMap> map_;
 };
 
 // One (TSC, clock) pair: the tightest of `tries` readings, TSC taken as the midpoint of the

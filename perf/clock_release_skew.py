@@ -1,0 +1,96 @@
+#!/usr/bin/env python3
+"""Cross-node wake-up skew of timed release on the netns cluster (issue 19; docs/experiments/clock.md).
+
+Four daemons (scripts/cluster.sh, TOB_NET=crs), `[timing] sync` as given, node 0 drifting
++DRIFT ppm and node 1 -DRIFT ppm (`--clock-drift-ppm`). On every node one dpdk-tob-load client
+submits (Poisson, --rate per node) and a second one waits for every delivery's release instant
+(`tob_wait_release`) and notes CLOCK_TAI when it woke (`woke_tai_ns`). All namespaces share one
+kernel clock, so the spread of those instants across the four nodes is the true wake-up skew,
+whatever the nodes' global times are: the in-band precision plus each wake-up's own error.
+
+    sudo python3 perf/clock_release_skew.py --sync inband --drift-ppm 100 --seconds 30
+
+Prints one JSON object: the skew's p50, p99 and max (ns), and each node's /tob/clock at the end.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "scripts"))
+from tobclient import cluster, query  # noqa: E402
+
+BUILD = Path(os.environ.get("TOB_BUILD_DIR", REPO / "build"))
+LOAD = BUILD / "app/dpdk-tob-load/dpdk-tob-load"
+NET = "crs"
+NODES = 4
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sync", default="inband", choices=["inband", "external", "both", "off"])
+    ap.add_argument("--drift-ppm", type=float, default=100)
+    ap.add_argument("--delay-ns", type=int, default=55_000)
+    ap.add_argument("--seconds", type=float, default=30)
+    ap.add_argument("--rate", type=float, default=20, help="messages per second per node")
+    ap.add_argument("--out", type=Path, default=Path("/tmp/dpdk-tob-release-skew"))
+    a = ap.parse_args()
+    if a.seconds <= 0 or a.seconds > 3600 or a.rate <= 0 or a.rate > 10_000:
+        ap.error("--seconds within (0, 3600], --rate within (0, 10000]")
+    a.out.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ, TOB_NET=NET, TOB_RUN_DIR=str(a.out / "run"), TOB_BUILD_DIR=str(BUILD),
+               TOB_STATUS_INTERVAL="5", TOB_CONFIG_EXTRA=f"sync = {a.sync}\\ndelay_ns = {a.delay_ns}",
+               TOB_NODE_ARGS_0=f"--clock-drift-ppm {a.drift_ppm}", TOB_NODE_ARGS_1=f"--clock-drift-ppm {-a.drift_ppm}")
+    cluster(env, "down", check=False)
+    procs: list[subprocess.Popen] = []
+    try:
+        cluster(env, "up", str(NODES))
+        for k in range(NODES):
+            base = ["ip", "netns", "exec", f"{NET}-n{k}", str(LOAD), "--proc-type=secondary", f"--file-prefix={NET}-node{k}",
+                    "--no-pci", "--log-level=lib.eal:error", "--", "--cluster", "netns", "--duration", str(a.seconds),
+                    "--drain", "2", "--progress", "0"]
+            procs.append(subprocess.Popen(base + ["--rate", str(a.rate), "--pattern", "poisson", "--size", "64",
+                                                  "--seed", str(k + 1)], stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT))
+            procs.append(subprocess.Popen(base + ["--release", "--out", str(a.out / f"release{k}.csv")],
+                                          stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT))
+        deadline = time.monotonic() + a.seconds + 60
+        while any(p.poll() is None for p in procs) and time.monotonic() < deadline:
+            time.sleep(1)
+        clocks = [query(f"{NET}-node{k}", "/tob/clock")["/tob/clock"] for k in range(NODES)]
+        members = [query(f"{NET}-node{k}", "/tob/membership")["/tob/membership"]["member_count"] for k in range(NODES)]
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+        cluster(env, "down", check=False)
+    woke: dict[int, list[int]] = {}
+    for k in range(NODES):
+        path = a.out / f"release{k}.csv"
+        if not path.exists():
+            continue
+        lines = path.read_text().splitlines()
+        head = lines[0].split(",")
+        seq_i, tai_i = head.index("seq"), head.index("woke_tai_ns")
+        for line in lines[1:]:
+            f = line.split(",")
+            woke.setdefault(int(f[seq_i]), []).append(int(f[tai_i]))
+    skews = sorted(max(v) - min(v) for v in woke.values() if len(v) == NODES)
+    result = {"sync": a.sync, "drift_ppm": a.drift_ppm, "seconds": a.seconds, "members_at_end": members,
+              "releases_on_all_nodes": len(skews)}
+    if skews:
+        result["skew_ns"] = {"p50": skews[len(skews) // 2], "p99": skews[min(len(skews) - 1, int(len(skews) * 0.99))],
+                             "max": skews[-1]}
+    result["clock"] = [{k: c.get(k) for k in ("offset_ns", "map_offset_ns", "rate_ppm", "spread_max_ns", "delay_error_ns")}
+                       for c in clocks]
+    print(json.dumps(result, indent=1))
+    return 0 if skews else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
