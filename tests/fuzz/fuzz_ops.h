@@ -22,7 +22,7 @@ namespace tob::fuzz {
 
 inline constexpr int kOpCount = 9;
 inline constexpr int kOpsMax = 512;                   // per input: bounds one execution's time
-inline constexpr int64_t kRunCyclesMax = 256;         // virtual time per input, in cycles
+inline constexpr int64_t kRunCyclesMax = 96;          // virtual time per input, in cycles
 
 // Runs the program in `in` on the cluster; `kind`: the frame kind the node under test takes.
 void run_ops(FuzzCluster& cluster, FuzzInput& in, core::FrameKind kind);
