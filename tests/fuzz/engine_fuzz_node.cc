@@ -1,5 +1,7 @@
 #include "engine_fuzz_node.h"
 
+#include "core/mars_node.h"
+
 #include <bit>
 #include <utility>
 
@@ -62,6 +64,22 @@ void EngineFuzzNode::check_delivery(const core::Delivery& d) {
   last_cycle_ = d.cycle;
   last_deliver_ns_ = d.deliver_ns;
   ++delivered_;
+}
+
+void EngineFuzzNode::assign(const FuzzNode& other) {
+  const auto& o = static_cast<const EngineFuzzNode&>(other);
+  check(o.engine_->order() == engine_->order() && o.config_.self == config_.self, "assign: a node of the same kind");
+  if (engine_->order() == core::Order::mars)
+    static_cast<core::MarsNode&>(*engine_) = static_cast<const core::MarsNode&>(*o.engine_);
+  else
+    static_cast<core::OtfpNode&>(*engine_) = static_cast<const core::OtfpNode&>(*o.engine_);
+  persisted_ = o.persisted_;
+  delivered_ = o.delivered_;
+  last_turn_seq_ = o.last_turn_seq_;
+  last_sender_ = o.last_sender_;
+  last_cycle_ = o.last_cycle_;
+  last_deliver_ns_ = o.last_deliver_ns_;
+  last_low_ = o.last_low_;
 }
 
 void EngineFuzzNode::load(FuzzInput& in, int64_t now_ns) {

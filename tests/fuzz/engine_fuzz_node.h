@@ -23,6 +23,7 @@ class EngineFuzzNode final : public FuzzNode {
   void collect(std::vector<SentFrame>& out) override;
   void load(FuzzInput& in, int64_t now_ns) override;
   void check_state() override;
+  void assign(const FuzzNode& other) override;
 
   const core::Engine& engine() const { return *engine_; }
   uint64_t delivered() const { return delivered_; }

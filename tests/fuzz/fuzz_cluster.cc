@@ -105,6 +105,17 @@ void FuzzCluster::inject(std::span<const uint8_t> frame, uint8_t copy) {
   collect(0);
 }
 
+void FuzzCluster::assign(const FuzzCluster& other) {
+  check(other.size() == size(), "assign: a cluster of the same size");
+  for (size_t i = 0; i < nodes_.size(); ++i) nodes_[i]->assign(*other.nodes_[i]);
+  now_ = other.now_;
+  stalled_until_ = other.stalled_until_;
+  inflight_ = other.inflight_;
+  backlog_ = other.backlog_;
+  recent_ = other.recent_;
+  gate_.set_passed(other.gate_.passed());
+}
+
 void FuzzCluster::load(int node, FuzzInput& in) {
   nodes_[static_cast<size_t>(node)]->load(in, now_);
   collect(node);

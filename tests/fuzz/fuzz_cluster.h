@@ -30,6 +30,9 @@ class FuzzCluster {
   // Delivers an encoded frame (valid CRC) to the node under test now, through the AuthGate.
   void inject(std::span<const uint8_t> frame, uint8_t copy);
   void load(int node, FuzzInput& in);
+  // Becomes a copy of `other` (a cluster of the same kind), reusing its buffers: cheaper than
+  // building and warming up a cluster for every input.
+  void assign(const FuzzCluster& other);
 
   int64_t now() const { return now_; }
   const core::Schedule& schedule() const { return sched_; }

@@ -40,6 +40,9 @@ class FuzzNode {
   virtual void load(FuzzInput& in, int64_t now_ns) = 0;
   // The node's invariants: bounded queues and stores, counters consistent.
   virtual void check_state() = 0;
+  // Becomes a copy of `other` (a node of the same kind and configuration), reusing its own
+  // buffers: a warmed-up cluster is copied into the one an input runs on (FuzzCluster::assign).
+  virtual void assign(const FuzzNode& other) = 0;
 };
 
 }  // namespace tob::fuzz

@@ -23,7 +23,7 @@ inline constexpr int64_t kWarmupCycles = 8;
 
 // The target's cluster after the warm-up, its steady state checked.
 std::unique_ptr<FuzzCluster> steady_cluster(Target t);
-// One execution: a fresh steady cluster, then the input's operations.
+// One execution: a copy of the steady cluster (made once per process), then the input's operations.
 void run_target(Target t, const uint8_t* data, size_t size);
 
 }  // namespace tob::fuzz

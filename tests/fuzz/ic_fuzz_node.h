@@ -20,6 +20,11 @@ class IcFuzzNode final : public FuzzNode {
   void collect(std::vector<SentFrame>& out) override;
   void load(FuzzInput& in, int64_t now_ns) override;
   void check_state() override;
+  void assign(const FuzzNode& other) override {
+    const auto& o = static_cast<const IcFuzzNode&>(other);
+    node_ = o.node_;
+    last_instance_ = o.last_instance_;
+  }
 
   const core::IcNode& node() const { return node_; }
 
