@@ -105,8 +105,17 @@ bool OtfpNode::stalled_instance(int64_t now_cycle) const {
 }
 
 void OtfpNode::start_round(int64_t now_cycle) {
-  my_round_ = std::max({ballot_round(ballot_seen_), my_round_, ballot_round(promised_), ballot_round(max_voted_ballot_)}) + 1;
-  TOB_ASSERT(my_round_ <= kBallotRoundMax);
+  const uint32_t highest =
+      std::max({ballot_round(ballot_seen_), my_round_, ballot_round(promised_), ballot_round(max_voted_ballot_)});
+  if (highest >= kBallotRoundMax) {
+    // The rounds are used up: no correct node gets here in 2^25 rounds, only a ballot in a frame
+    // forged or corrupted under a valid MAC. This node cannot outbid it; it stays acceptor and
+    // learner (liveness is lost, not safety) instead of overflowing the ballot's round field.
+    my_round_ = 0;
+    activating_ = false;
+    return;
+  }
+  my_round_ = highest + 1;
   ballot_seen_ = ballot(my_round_, false, self_);
   activating_ = true;
   round_low_ = oldest_needed();

@@ -17,6 +17,28 @@ Reassembly::Reassembly(size_t segments_max, size_t segment_bytes_max)
   TOB_ASSERT(segments_max >= 1 && segments_max <= UINT16_MAX);
 }
 
+Reassembly::Reassembly(const Reassembly& other) : Reassembly(other.segments_max_, other.stride_) { *this = other; }
+
+Reassembly& Reassembly::operator=(const Reassembly& other) {
+  if (this == &other) return *this;
+  if (segments_max_ != other.segments_max_ || stride_ != other.stride_) {
+    segments_max_ = other.segments_max_;
+    stride_ = other.stride_;
+    bytes_store_.reset(new uint8_t[segments_max_ * stride_]);
+  }
+  len_ = other.len_;
+  have_ = other.have_;
+  for (size_t j = 0; j < segments_max_; ++j)  // the bytes written: the rest is never read
+    if (len_[j] != 0) std::memcpy(bytes_store_.get() + j * stride_, other.bytes_store_.get() + j * stride_, len_[j]);
+  cycle_ = other.cycle_;
+  count_ = other.count_;
+  have_n_ = other.have_n_;
+  bytes_ = other.bytes_;
+  msgs_ = other.msgs_;
+  complete_ = other.complete_;
+  return *this;
+}
+
 void Reassembly::reset(int64_t cycle) {
   cycle_ = cycle;
   count_ = 0;

@@ -36,6 +36,13 @@ class Reassembly {
   enum class Checked : bool { no, yes };
 
   Reassembly(size_t segments_max, size_t segment_bytes_max);
+  // Copies hold the same batches; an assignment between equal shapes reuses the storage (the
+  // engine fuzz targets copy a warmed-up node for every input, docs/fuzzing.md).
+  Reassembly(const Reassembly& other);
+  Reassembly& operator=(const Reassembly& other);
+  Reassembly(Reassembly&&) noexcept = default;
+  Reassembly& operator=(Reassembly&&) noexcept = default;
+  ~Reassembly() = default;
 
   // A segment of `cycle`'s batch. A cycle other than the current one starts that cycle afresh
   // (the caller routes by cycle; what it held of another cycle is dropped).

@@ -149,6 +149,26 @@ TEST_CASE("a restarted acceptor remembers its promise, votes and the batches the
   CHECK_FALSE(n.voted(6));
 }
 
+// Found by the otfp fuzz target (docs/fuzzing.md "Findings"): a ballot of the last round, which
+// only a frame forged under a valid MAC (or such a promise in the log) brings, made a coordinator
+// overflow the round counter and abort. It now stays acceptor and learner.
+TEST_CASE("a promise of the last ballot round leaves the coordinator without a round, running", "[otfp_log]") {
+  auto node = OtfpNode::create(config(0), log_of({promise_record(ballot(kBallotRoundMax, true, 0))}));
+  REQUIRE(node.ok());
+  OtfpNode& n = *node.value();
+  REQUIRE(n.promised() == ballot(kBallotRoundMax, true, 0));
+  const int64_t cycle = n.schedule().cycle_ns();
+  for (int64_t c = 0; c < 100; ++c) {  // past the heard timeout: it would start a round
+    n.on_time(c * cycle);
+    n.take_actions();
+    n.on_durable(n.persisted_bytes());
+  }
+  CHECK(n.self_state() == SelfState::member);
+  CHECK(n.coordinator() == 0);  // it would lead: the lowest id, and the ballot names it
+  CHECK_FALSE(n.coordinating());
+  CHECK(n.promised() == ballot(kBallotRoundMax, true, 0));
+}
+
 TEST_CASE("the ring forgets what it moved past: below the floor nothing is held or opened", "[otfp_ring]") {
   OtfpRing ring(4, 256);
   CHECK(ring.floor() == 0);

@@ -150,3 +150,24 @@ TEST_CASE("64 and more segments: the bitmap spans words") {
   CHECK(r.add(1, 129, 130, s) == Add::complete);
   CHECK(r.messages() == 0);
 }
+
+TEST_CASE("a copy holds the same batch; an assignment of a partial one over a complete one reuses its storage") {
+  const std::vector<uint8_t> a = batch(1, 2);
+  const std::vector<uint8_t> b = batch(3, 2);
+  Reassembly r(4, 1024);
+  REQUIRE(r.add(5, 0, 2, a) == Add::fresh);
+  REQUIRE(r.add(5, 1, 2, b) == Add::complete);
+  const Reassembly copy(r);
+  CHECK(copy.complete());
+  CHECK(copy.crc() == r.crc());
+  CHECK(ids(copy) == std::vector<uint64_t>{1, 2, 3, 4});
+  Reassembly partial(4, 1024);
+  REQUIRE(partial.add(6, 1, 2, a) == Add::fresh);
+  r = partial;  // the engine fuzz targets copy warmed-up nodes this way (docs/fuzzing.md)
+  CHECK_FALSE(r.complete());
+  CHECK(r.cycle() == 6);
+  CHECK(r.add(6, 1, 2, a) == Add::duplicate);
+  CHECK(r.add(6, 0, 2, b) == Add::complete);
+  CHECK(ids(r) == std::vector<uint64_t>{3, 4, 1, 2});
+  CHECK(ids(copy) == std::vector<uint64_t>{1, 2, 3, 4});  // the copy is its own
+}
