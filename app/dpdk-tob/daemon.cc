@@ -113,8 +113,14 @@ RingSizes ring_sizes(const core::NodeConfig& n, size_t ic_frames) {
   const auto fit = [](uint64_t want, uint64_t lo, uint64_t hi) {
     return static_cast<unsigned>(rte_align64pow2(std::clamp(want, lo, hi)));
   };
+  // The log ring (deliveries and events for the I/O thread): 0.2 s of full batches, and at least
+  // a burst of the whole tempo window decided at once (an otfp activation or recovery decides
+  // every instance it covers together: 32 cycles of four 512-message batches overflowed a ring of
+  // 0.2 s at a 100 ms cycle, control_log_ring_full).
+  const uint64_t per_cycle = nodes * n.batch_msgs_max + 4 * nodes;
+  const uint64_t burst = static_cast<uint64_t>(std::max(n.otfp_window, 1) + 2) * per_cycle;
   return {fit(per(0.02, nodes * copies), 1024, 1 << 20), fit(8 * copies, 64, 8192),
-          fit(per(0.2, nodes * n.batch_msgs_max + 4 * nodes), 4096, 262144)};
+          fit(std::max(per(0.2, per_cycle), burst), 4096, 262144)};
 }
 
 class TextReport final : public StatsVisitor {
