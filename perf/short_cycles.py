@@ -8,11 +8,16 @@ percentiles, whether the four nodes delivered one sequence (same count and diges
 deliveries files), membership events during the load, and the counters that say how the
 acceptor log kept up. With --kill K the node K is killed (SIGKILL) --kill-at seconds into the load:
 the survivors' longest gap between two deliveries in the 100 ms after the kill, the longest
-before it, and when each survivor suspected it (detection in ms and cycles).
+before it, and when each survivor suspected it (detection in ms and cycles). With --disk-stall-ms
+MS (otfp, durability sync) the acceptor logs live on an ext4 file system of their own (a loop
+device) that is frozen (fsfreeze) for MS milliseconds --disk-stall-at seconds into the load: every
+node's log stops syncing at once, as when the host's disk stalls; reported: the longest gap
+between deliveries from the stall to 500 ms after it, rounds started, instances skipped.
 
     perf/short_cycles.py --order otfp --cycle-ns 1000000 --kappa 1 --seconds 600 --out DIR
     perf/short_cycles.py --order otfp --cycle-ns 1000000 --kappa 1 --seconds 16 --kill 0 --kill-at 8
     perf/short_cycles.py --order otfp --cycle-ns 1000000 --kappa 1 --slot-ns 100000 --pattern poisson --seconds 600
+    perf/short_cycles.py --order otfp --cycle-ns 1000000 --kappa 1 --slot-ns 100000 --seconds 12 --disk-stall-ms 65
 
 Writes DIR/result.json and prints a table. Needs root, a build (build/) and scripts/setup.sh's
 hugepages; the cluster uses namespaces `st-*` and is always torn down.
@@ -32,6 +37,8 @@ sys.path.insert(0, str(REPO / "scripts"))
 import tobclient  # noqa: E402  (deliveries_digest)
 
 NET = "st"
+# The events that change a membership (mars); otfp's suspicions, rounds and skipped instances do not.
+MEMBERSHIP_EVENTS = ("membership-created", "admitted", "removed", "self-shutdown", "rejoin-started")
 NODES = 4
 
 
@@ -54,6 +61,16 @@ def flat(d, prefix=""):
     return out
 
 
+def mount_log_fs(out: Path, mnt: Path) -> None:
+    """A 4 GiB sparse ext4 image on a loop device, mounted at `mnt`: a file system of the acceptor
+    logs alone, which fsfreeze can stop without stopping the deliveries files and the clients."""
+    img = out / "logfs.img"
+    subprocess.run(["truncate", "-s", "4G", str(img)], check=True)
+    subprocess.run(["mkfs.ext4", "-q", "-F", str(img)], check=True)
+    mnt.mkdir()
+    subprocess.run(["mount", "-o", "loop", str(img), str(mnt)], check=True)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--order", default="otfp", choices=["otfp", "mars"])
@@ -70,6 +87,9 @@ def main() -> int:
     ap.add_argument("--seconds", type=float, default=20, help="seconds of load (default 20)")
     ap.add_argument("--kill", type=int, default=None, help="kill -9 this node during the load")
     ap.add_argument("--kill-at", type=float, default=8, help="seconds into the load (default 8)")
+    ap.add_argument("--disk-stall-ms", type=float, default=0,
+                    help="freeze the file system of the acceptor logs this long (otfp, sync; 0: no stall)")
+    ap.add_argument("--disk-stall-at", type=float, default=6, help="seconds into the load (default 6)")
     ap.add_argument("--out", type=Path, default=Path("/tmp/short-cycles"))
     a = ap.parse_args()
     if a.seconds <= 0 or a.seconds > 3600 or a.rate < 1 or a.rate > 100_000:
@@ -78,7 +98,11 @@ def main() -> int:
         ap.error(f"--slot-ns must be 0 or at most --cycle-ns / {NODES}")
     if a.kill is not None and not (0 <= a.kill < NODES and 0 < a.kill_at < a.seconds):
         ap.error(f"--kill must be 0..{NODES - 1} and --kill-at inside the load")
+    if a.disk_stall_ms and not (a.order == "otfp" and a.durability == "sync" and 0 < a.disk_stall_ms <= 10_000
+                                and 0 < a.disk_stall_at < a.seconds):
+        ap.error("--disk-stall-ms needs --order otfp, --durability sync, at most 10000 ms, and --disk-stall-at inside the load")
     out = a.out.resolve()
+    subprocess.run(["umount", str(out / "logfs")], capture_output=True)  # left mounted by a run that was stopped
     subprocess.run(["rm", "-rf", str(out)], check=True)
     out.mkdir(parents=True)
     env = dict(os.environ, TOB_NET=NET, TOB_RUN_DIR=str(out), TOB_ORDER=a.order, TOB_CYCLE_NS=str(a.cycle_ns),
@@ -86,6 +110,10 @@ def main() -> int:
                TOB_CONFIG_EXTRA=f"kappa = {a.kappa}" if a.order == "otfp" else "",
                TOB_SLOT_NS=str(a.slot_ns) if a.slot_ns else "")
     load = REPO / "build/app/dpdk-tob-load/dpdk-tob-load"
+    logfs = out / "logfs"
+    if a.disk_stall_ms:
+        mount_log_fs(out, logfs)
+        env["TOB_LOG_DIR"] = str(logfs)
     try:
         up = cluster(env, "up", str(NODES), check=False)
         if up.returncode != 0:
@@ -108,6 +136,18 @@ def main() -> int:
             kill_ns = tai_ns()
             os.kill(pid, signal.SIGKILL)
             cluster(env, "kill", str(a.kill), check=False)  # the script's bookkeeping
+        stall_ns = None
+        if a.disk_stall_ms:
+            until = start + int(a.disk_stall_at * 1e9)
+            while tai_ns() < until:
+                time.sleep(0.001)
+            stall_ns = tai_ns()
+            subprocess.run(["fsfreeze", "-f", str(logfs)], check=True)
+            try:
+                time.sleep(a.disk_stall_ms / 1000)
+            finally:
+                subprocess.run(["fsfreeze", "-u", str(logfs)], check=True)
+            stall_end_ns = tai_ns()
         for c in clients:
             c.wait(timeout=a.seconds + 120)
         for k in range(NODES):
@@ -116,6 +156,9 @@ def main() -> int:
                 (out / f"stats{k}.json").write_text(r.stdout)
     finally:
         cluster(env, "down", check=False)
+        if a.disk_stall_ms:
+            subprocess.run(["fsfreeze", "-u", str(logfs)], capture_output=True)  # in case we stopped inside
+            subprocess.run(["umount", str(logfs)], check=False)
 
     survivors = [k for k in range(NODES) if k != a.kill]
     result = {"args": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(a).items()}, "nodes": {}}
@@ -127,7 +170,7 @@ def main() -> int:
         st = flat(json.loads((out / f"stats{k}.json").read_text() or "{}"))
         pick = lambda name: next((v for key, v in st.items() if key.endswith(name)), None)  # noqa: E731
         events = [ln.split() for ln in (out / f"node{k}.events").read_text().splitlines() if ln.strip()]
-        during = [e for e in events if start <= int(e[0]) <= load_end and e[2] not in ("suspicion-raised", "suspicion-cleared")]
+        during = [e for e in events if start <= int(e[0]) <= load_end and e[2] in MEMBERSHIP_EVENTS]
         node = {"submitted": s.get("submitted"), "delivered": s.get("delivered"),
                 "latency_ms": {p: round(lat.get(p, 0) / 1e6, 3) for p in ("p50", "p99", "p999", "max")},
                 "deliveries_file": {"count": digests[k][0], "digest": digests[k][1]},
@@ -136,7 +179,18 @@ def main() -> int:
                 "log_sync_p50_ms": (pick("log_sync_p50_ns") or 0) / 1e6, "log_sync_p99_ms": (pick("log_sync_p99_ns") or 0) / 1e6,
                 "tx_log_late": pick("tx_log_late"), "tx_missed": pick("tx_missed"),
                 "votes_not_durable": pick("node_votes_not_durable"), "votes_settled": pick("node_votes_settled"),
-                "collisions": pick("node_collisions")}
+                "collisions": pick("node_collisions"), "rounds_started": pick("node_activations"),
+                "instances_skipped": pick("node_gaps"), "instances_recovered": pick("node_instances_recovered")}
+        if stall_ns is not None:
+            t = sorted(int(r["received_ns"]) for r in csv.DictReader(open(out / f"c{k}.csv")))
+            gaps = [(b - x, x) for x, b in zip(t, t[1:])]
+            node["disk_stall_ms"] = round((stall_end_ns - stall_ns) / 1e6, 2)
+            node["rounds_after_stall"] = [{"kind": e[2], "ms": round((int(e[0]) - stall_ns) / 1e6, 1), "instance": int(e[1])}
+                                          for e in events if e[2].startswith("round-") and int(e[0]) >= stall_ns - 1_000_000]
+            node["gap_after_stall_ms"] = round(max((g for g, at in gaps if stall_ns - 1_000_000 <= at < stall_end_ns + 500_000_000),
+                                                   default=0) / 1e6, 3)
+            node["gap_before_stall_ms"] = round(max((g for g, at in gaps if start + 500_000_000 < at < stall_ns - 1_000_000),
+                                                    default=0) / 1e6, 3)
         if kill_ns is not None:
             t = sorted(int(r["received_ns"]) for r in csv.DictReader(open(out / f"c{k}.csv")))
             t = [x for x in t if start + 500_000_000 < x < load_end - 500_000_000]
@@ -165,6 +219,10 @@ def main() -> int:
         if "gap_after_kill_ms" in n:
             line += (f"; longest gap after the kill {n['gap_after_kill_ms']} ms (before {n['gap_before_kill_ms']} ms), "
                      f"detection {n.get('detection_ms')} ms = {n.get('detection_cycles')} cycles")
+        if "gap_after_stall_ms" in n:
+            line += (f"; disk stalled {n['disk_stall_ms']} ms: longest gap after it {n['gap_after_stall_ms']} ms "
+                     f"(before {n['gap_before_stall_ms']} ms), rounds started {n['rounds_started']}, "
+                     f"instances skipped {n['instances_skipped']}")
         print(line)
     print(f"one sequence at every node (the first {result['common_prefix']} deliveries of each): {result['one_sequence']}; "
           f"{out / 'result.json'}")

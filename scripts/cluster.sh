@@ -26,6 +26,8 @@
 #   TOB_DAEMON_ARGS []            extra daemon options for every node, e.g. "--gen-rate 50"
 #   TOB_NODE_ARGS_K []            extra daemon options for node K only
 #   TOB_ORDER [mars]              ordering engine: mars or otfp (otfp logs to RUN/acceptor-K.log)
+#   TOB_LOG_DIR [TOB_RUN_DIR]     otfp: the directory of the acceptor logs (perf/short_cycles.py
+#                                 --disk-stall-ms puts them on a file system of their own)
 #   TOB_CLUSTER_EXTRA []          extra lines appended to the generated cluster.ini's [cluster]
 #   TOB_CONFIG_EXTRA []           extra lines appended to the generated cluster.ini's [timing]
 #   TOB_CONFIG_TAIL []            extra sections appended to it, e.g. "[clients]\nring = 64"
@@ -147,7 +149,7 @@ write_config() {
     if [ "${TOB_ORDER:-mars}" = otfp ]; then
       echo
       echo "[storage]"
-      echo "path = $run/acceptor-{node}.log"
+      echo "path = ${TOB_LOG_DIR:-$run}/acceptor-{node}.log"
       echo "durability = ${TOB_DURABILITY:-sync}"
     fi
     [ -z "${TOB_CONFIG_TAIL:-}" ] || printf '\n%b\n' "$TOB_CONFIG_TAIL"
@@ -289,7 +291,7 @@ case "$cmd" in
     [ "$(node_count)" -eq 0 ] || die "a cluster is up already (scripts/cluster.sh down first)"
     bash "$repo/scripts/setup.sh" >/dev/null
     mkdir -p "$run"
-    rm -f "$run"/node*.{log,deliveries,events,stats.json,pid} "$run"/acceptor-*.log
+    rm -f "$run"/node*.{log,deliveries,events,stats.json,pid} "${TOB_LOG_DIR:-$run}"/acceptor-*.log
     echo "$n" > "$run/nodes"
     net_up "$n"
     write_config "$n"

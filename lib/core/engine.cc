@@ -43,6 +43,8 @@ const char* to_string(EventKind k) {
     case EventKind::suspicion_cleared: return "suspicion-cleared";
     case EventKind::rejoin_started: return "rejoin-started";
     case EventKind::instances_skipped: return "instances-skipped";
+    case EventKind::round_started: return "round-started";
+    case EventKind::round_activated: return "round-activated";
   }
   return "unknown";
 }

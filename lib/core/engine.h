@@ -94,6 +94,8 @@ enum class EventKind : uint8_t {
   suspicion_cleared,
   rejoin_started,      // listening again after the silence
   instances_skipped,   // otfp: fell further behind than the peers keep; delivery resumes later
+  round_started,       // otfp: this node, coordinator, started a round (phase 1a); cycle = its low
+  round_activated,     // otfp: that round's fast ballot is active (ANY); cycle = the activation point
 };
 const char* to_string(EventKind k);
 

@@ -132,6 +132,7 @@ void OtfpNode::start_round(int64_t now_cycle) {
   promise(fast);
   answer_ballot_ = 0;
   own_promise_at_ = persisted_bytes_;
+  emit(EventKind::round_started, self_, round_low_);
   if (observer_ != nullptr) observer_->round_started(self_, fast, round_low_);
 }
 
@@ -224,6 +225,7 @@ bool OtfpNode::try_activate(int64_t now_cycle) {
   }
   activating_ = false;
   on_any(fast, a);
+  emit(EventKind::round_activated, self_, a);
   if (observer_ != nullptr) observer_->activated(self_, fast, a);
   return true;
 }

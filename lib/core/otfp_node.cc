@@ -199,7 +199,8 @@ void OtfpNode::begin_cycle(const Turn& t) {
   // A new cycle, a new instance (seed 002 §5.1: clock tick i = instance i).
   TOB_ASSERT(t.cycle > cycle_);
   cycle_ = t.cycle;
-  skip_unrecoverable(t);
+  turn_ = t;
+  skip_unrecoverable();
   ring_.open(cycle_);
   alive_ = recent_ = node_bit(self_);
   for (NodeId k = 0; k < n_; ++k) {
@@ -207,7 +208,7 @@ void OtfpNode::begin_cycle(const Turn& t) {
     if (cycle_ - heard_cycle_[k] <= timeouts_.heard) alive_ |= node_bit(k);
     if (cycle_ - heard_cycle_[k] <= otfp::kSettleSilenceCycles) recent_ |= node_bit(k);
   }
-  report_omega(t);
+  report_omega();
   coordinate(cycle_);
   // Votes are fixed as the cycle starts, so that the log syncs them before the node's slot
   // (docs/protocol-otfp.md "Durability"); its own turn votes on what came since.
@@ -220,7 +221,7 @@ void OtfpNode::begin_cycle(const Turn& t) {
   counters_.window_max = std::max(counters_.window_max, undecided);
 }
 
-void OtfpNode::report_omega(const Turn& t) {
+void OtfpNode::report_omega() {
   // The failure detector's view, for operators and tools (a crash costs otfp no membership
   // change, but someone wants to know when the others noticed): a node heard again is
   // suspicion-cleared, a node silent for longer than the heard timeout suspicion-raised.
@@ -228,30 +229,28 @@ void OtfpNode::report_omega(const Turn& t) {
   if (changed == 0) return;
   for (NodeId k = 0; k < n_; ++k) {
     if ((changed & node_bit(k)) == 0) continue;
-    const EventKind kind = (alive_ & node_bit(k)) != 0 ? EventKind::suspicion_cleared : EventKind::suspicion_raised;
-    const MembershipEvent e{kind, k, Reason::none, cycle_, t.seq, t.membership_point_ns, alive_};
-    if (actions_.events.size() < actions_.events.capacity()) {
-      actions_.events.push_back(e);
-    } else {
-      ++counters_.events_dropped;
-    }
+    emit((alive_ & node_bit(k)) != 0 ? EventKind::suspicion_cleared : EventKind::suspicion_raised, k, cycle_);
   }
   reported_alive_ = alive_;
 }
 
-void OtfpNode::skip_unrecoverable(const Turn& t) {
+void OtfpNode::emit(EventKind kind, NodeId node, int64_t cycle) {
+  const MembershipEvent e{kind, node, Reason::none, cycle, turn_.seq, turn_.membership_point_ns, alive_};
+  if (actions_.events.size() < actions_.events.capacity()) {
+    actions_.events.push_back(e);
+  } else {
+    ++counters_.events_dropped;
+  }
+}
+
+void OtfpNode::skip_unrecoverable() {
   // Further behind than the peers keep (a node frozen for longer than the ring): nobody can
   // hand it those instances any more. Reported, never silent; its own messages in them are
   // proposed again.
   const int64_t oldest = cycle_ - otfp::kCatchUpCycles;
   if (low_ >= oldest) return;
   counters_.gaps += static_cast<uint64_t>(oldest - low_);
-  const MembershipEvent e{EventKind::instances_skipped, self_, Reason::none, low_, t.seq, t.membership_point_ns, alive_};
-  if (actions_.events.size() < actions_.events.capacity()) {
-    actions_.events.push_back(e);
-  } else {
-    ++counters_.events_dropped;
-  }
+  emit(EventKind::instances_skipped, self_, low_);
   proposals_.abandon_before(oldest);
   low_ = oldest;
 }

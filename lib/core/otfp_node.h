@@ -96,8 +96,10 @@ class OtfpNode final : public Engine {
   void advance(int64_t now_ns);
   void begin_cycle(const Turn& t);
   void own_turn(const Turn& t);
-  void skip_unrecoverable(const Turn& t);
-  void report_omega(const Turn& t);
+  void skip_unrecoverable();
+  void report_omega();
+  // One event of the events stream (counted as dropped beyond the per-call bound).
+  void emit(EventKind kind, NodeId node, int64_t cycle);
   bool alive(NodeId k) const { return (alive_ >> k & 1u) != 0; }
   int64_t oldest_needed() const;  // the lowest instance some live node (this one included) has not delivered
   bool replay(std::span<const uint8_t> log);
@@ -175,6 +177,7 @@ class OtfpNode final : public Engine {
   bool started_ = false;
   int64_t last_now_ns_ = 0;
   int64_t next_seq_ = 0;
+  Turn turn_{};  // the turn that began the current cycle (the events' time stamp)
   int64_t cycle_ = -1;
   int64_t start_cycle_ = 0;
 

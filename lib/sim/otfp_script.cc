@@ -204,10 +204,20 @@ void Script::cluster(const std::vector<std::string>& w) {
   if (o.count("frame")) config_.frame_bytes_max = static_cast<size_t>(to_int(o["frame"], "frame"));
   if (o.count("window")) config_.otfp_window = static_cast<int>(to_int(o["window"], "window"));
   if (o.count("rate")) config_.rate_mbps = to_int(o["rate"], "rate");
+  // Timeouts in cycles (the daemon's durations at a 1 ms cycle: heard=20 recovery=20 retry=4).
+  const int64_t cycle_ns = config_.schedule.cycle_ns;
+  auto cycles = [&](const char* key) {
+    const int64_t c = to_int(o[key], key);
+    if (c < 1 || c > 100) fail(std::string(key) + " must be 1..100 cycles");
+    return c * cycle_ns;
+  };
+  if (o.count("heard")) config_.otfp_heard_ns = cycles("heard");
+  if (o.count("recovery")) config_.otfp_recovery_ns = cycles("recovery");
+  if (o.count("retry")) config_.otfp_retry_ns = cycles("retry");
   config_.payload_bytes_max = 64;
+  static const std::set<std::string> known = {"nodes", "kappa", "frame", "window", "rate", "heard", "recovery", "retry"};
   for (const auto& [key, value] : o)
-    if (key != "nodes" && key != "kappa" && key != "frame" && key != "window" && key != "rate")
-      fail("unknown cluster option '" + key + "'");
+    if (!known.count(key)) fail("unknown cluster option '" + key + "'");
   auto sched = core::Schedule::create(config_.schedule);
   if (!sched) fail(sched.error().message);
   sched_ = std::make_unique<core::Schedule>(std::move(sched.value()));

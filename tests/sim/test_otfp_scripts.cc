@@ -59,6 +59,8 @@ TEST_CASE("the otfp scenario interpreter refuses steps it does not know and bad 
       "run 3\n",                                       // no cluster first
       "cluster nodes=2\n",                             // too small
       "cluster nodes=4 colour=blue\n",
+      "cluster nodes=4 heard=0\n",                    // timeouts are 1..100 cycles
+      "cluster nodes=4 recovery=fast\n",
       "cluster nodes=4\nfly 3\n",
       "cluster nodes=4\nrun to 5\nrun to 3\n",         // time does not go back
       "cluster nodes=4\ndrop 1-2\n",
