@@ -8,16 +8,17 @@ percentiles, whether the four nodes delivered one sequence (same count and diges
 deliveries files), membership events during the load, and the counters that say how the
 acceptor log kept up. With --kill K the node K is killed (SIGKILL) --kill-at seconds into the load:
 the survivors' longest gap between two deliveries in the 100 ms after the kill, the longest
-before it, and when each survivor suspected it (detection in ms and cycles). With --disk-stall-ms
-MS (otfp, durability sync) the acceptor logs live on an ext4 file system of their own (a loop
-device) that is frozen (fsfreeze) for MS milliseconds --disk-stall-at seconds into the load: every
-node's log stops syncing at once, as when the host's disk stalls; reported: the longest gap
-between deliveries from the stall to 500 ms after it, rounds started, instances skipped.
+before it, and when each survivor suspected it (detection in ms and cycles). With --stall-ms MS,
+--stall-at seconds into the load every node stalls at once for MS milliseconds: `--stall disk`
+(otfp, durability sync) freezes (fsfreeze) the acceptor logs' own ext4 file system (a loop
+device), so that no log syncs, as when the host's disk stalls; `--stall daemons` stops every
+daemon (SIGSTOP, SIGCONT), as when the host takes every vCPU. Reported: the longest gap between
+deliveries from the stall to 500 ms after it, the rounds started and activated, instances skipped.
 
     perf/short_cycles.py --order otfp --cycle-ns 1000000 --kappa 1 --seconds 600 --out DIR
     perf/short_cycles.py --order otfp --cycle-ns 1000000 --kappa 1 --seconds 16 --kill 0 --kill-at 8
     perf/short_cycles.py --order otfp --cycle-ns 1000000 --kappa 1 --slot-ns 100000 --pattern poisson --seconds 600
-    perf/short_cycles.py --order otfp --cycle-ns 1000000 --kappa 1 --slot-ns 100000 --seconds 12 --disk-stall-ms 65
+    perf/short_cycles.py --order otfp --cycle-ns 1000000 --kappa 1 --slot-ns 100000 --seconds 12 --stall disk --stall-ms 65
 
 Writes DIR/result.json and prints a table. Needs root, a build (build/) and scripts/setup.sh's
 hugepages; the cluster uses namespaces `st-*` and is always torn down.
@@ -71,6 +72,28 @@ def mount_log_fs(out: Path, mnt: Path) -> None:
     subprocess.run(["mount", "-o", "loop", str(img), str(mnt)], check=True)
 
 
+def stall_every_node(a, out: Path, logfs: Path) -> tuple[int, int]:
+    """Stalls every node at once for --stall-ms; returns when it began and ended (CLOCK_TAI)."""
+    if a.stall == "disk":
+        begin = tai_ns()
+        subprocess.run(["fsfreeze", "-f", str(logfs)], check=True)
+        try:
+            time.sleep(a.stall_ms / 1000)
+        finally:
+            subprocess.run(["fsfreeze", "-u", str(logfs)], check=True)
+        return begin, tai_ns()
+    pids = [int((out / f"node{k}.pid").read_text()) for k in range(NODES)]
+    begin = tai_ns()
+    try:
+        for pid in pids:
+            os.kill(pid, signal.SIGSTOP)
+        time.sleep(a.stall_ms / 1000)
+    finally:
+        for pid in pids:
+            os.kill(pid, signal.SIGCONT)
+    return begin, tai_ns()
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--order", default="otfp", choices=["otfp", "mars"])
@@ -87,9 +110,10 @@ def main() -> int:
     ap.add_argument("--seconds", type=float, default=20, help="seconds of load (default 20)")
     ap.add_argument("--kill", type=int, default=None, help="kill -9 this node during the load")
     ap.add_argument("--kill-at", type=float, default=8, help="seconds into the load (default 8)")
-    ap.add_argument("--disk-stall-ms", type=float, default=0,
-                    help="freeze the file system of the acceptor logs this long (otfp, sync; 0: no stall)")
-    ap.add_argument("--disk-stall-at", type=float, default=6, help="seconds into the load (default 6)")
+    ap.add_argument("--stall", default="disk", choices=["disk", "daemons"],
+                    help="what stalls: the acceptor logs' file system (otfp, sync) or every daemon (SIGSTOP)")
+    ap.add_argument("--stall-ms", type=float, default=0, help="every node stalls this long at once (0: no stall)")
+    ap.add_argument("--stall-at", type=float, default=6, help="seconds into the load (default 6)")
     ap.add_argument("--out", type=Path, default=Path("/tmp/short-cycles"))
     a = ap.parse_args()
     if a.seconds <= 0 or a.seconds > 3600 or a.rate < 1 or a.rate > 100_000:
@@ -98,9 +122,11 @@ def main() -> int:
         ap.error(f"--slot-ns must be 0 or at most --cycle-ns / {NODES}")
     if a.kill is not None and not (0 <= a.kill < NODES and 0 < a.kill_at < a.seconds):
         ap.error(f"--kill must be 0..{NODES - 1} and --kill-at inside the load")
-    if a.disk_stall_ms and not (a.order == "otfp" and a.durability == "sync" and 0 < a.disk_stall_ms <= 10_000
-                                and 0 < a.disk_stall_at < a.seconds):
-        ap.error("--disk-stall-ms needs --order otfp, --durability sync, at most 10000 ms, and --disk-stall-at inside the load")
+    if a.stall_ms and not (0 < a.stall_ms <= 10_000 and 0 < a.stall_at < a.seconds):
+        ap.error("--stall-ms must be at most 10000 and --stall-at inside the load")
+    if a.stall_ms and a.stall == "disk" and not (a.order == "otfp" and a.durability == "sync"):
+        ap.error("--stall disk needs --order otfp and --durability sync (the acceptor logs)")
+    disk_stall = a.stall_ms > 0 and a.stall == "disk"
     out = a.out.resolve()
     subprocess.run(["umount", str(out / "logfs")], capture_output=True)  # left mounted by a run that was stopped
     subprocess.run(["rm", "-rf", str(out)], check=True)
@@ -111,7 +137,7 @@ def main() -> int:
                TOB_SLOT_NS=str(a.slot_ns) if a.slot_ns else "")
     load = REPO / "build/app/dpdk-tob-load/dpdk-tob-load"
     logfs = out / "logfs"
-    if a.disk_stall_ms:
+    if disk_stall:
         mount_log_fs(out, logfs)
         env["TOB_LOG_DIR"] = str(logfs)
     try:
@@ -137,17 +163,11 @@ def main() -> int:
             os.kill(pid, signal.SIGKILL)
             cluster(env, "kill", str(a.kill), check=False)  # the script's bookkeeping
         stall_ns = None
-        if a.disk_stall_ms:
-            until = start + int(a.disk_stall_at * 1e9)
+        if a.stall_ms:
+            until = start + int(a.stall_at * 1e9)
             while tai_ns() < until:
                 time.sleep(0.001)
-            stall_ns = tai_ns()
-            subprocess.run(["fsfreeze", "-f", str(logfs)], check=True)
-            try:
-                time.sleep(a.disk_stall_ms / 1000)
-            finally:
-                subprocess.run(["fsfreeze", "-u", str(logfs)], check=True)
-            stall_end_ns = tai_ns()
+            stall_ns, stall_end_ns = stall_every_node(a, out, logfs)
         for c in clients:
             c.wait(timeout=a.seconds + 120)
         for k in range(NODES):
@@ -156,7 +176,7 @@ def main() -> int:
                 (out / f"stats{k}.json").write_text(r.stdout)
     finally:
         cluster(env, "down", check=False)
-        if a.disk_stall_ms:
+        if disk_stall:
             subprocess.run(["fsfreeze", "-u", str(logfs)], capture_output=True)  # in case we stopped inside
             subprocess.run(["umount", str(logfs)], check=False)
 
@@ -184,7 +204,7 @@ def main() -> int:
         if stall_ns is not None:
             t = sorted(int(r["received_ns"]) for r in csv.DictReader(open(out / f"c{k}.csv")))
             gaps = [(b - x, x) for x, b in zip(t, t[1:])]
-            node["disk_stall_ms"] = round((stall_end_ns - stall_ns) / 1e6, 2)
+            node["stall_ms"] = round((stall_end_ns - stall_ns) / 1e6, 2)
             node["rounds_after_stall"] = [{"kind": e[2], "ms": round((int(e[0]) - stall_ns) / 1e6, 1), "instance": int(e[1])}
                                           for e in events if e[2].startswith("round-") and int(e[0]) >= stall_ns - 1_000_000]
             node["gap_after_stall_ms"] = round(max((g for g, at in gaps if stall_ns - 1_000_000 <= at < stall_end_ns + 500_000_000),
@@ -220,7 +240,7 @@ def main() -> int:
             line += (f"; longest gap after the kill {n['gap_after_kill_ms']} ms (before {n['gap_before_kill_ms']} ms), "
                      f"detection {n.get('detection_ms')} ms = {n.get('detection_cycles')} cycles")
         if "gap_after_stall_ms" in n:
-            line += (f"; disk stalled {n['disk_stall_ms']} ms: longest gap after it {n['gap_after_stall_ms']} ms "
+            line += (f"; {a.stall} stalled {n['stall_ms']} ms: longest gap after it {n['gap_after_stall_ms']} ms "
                      f"(before {n['gap_before_stall_ms']} ms), rounds started {n['rounds_started']}, "
                      f"instances skipped {n['instances_skipped']}")
         print(line)
