@@ -364,6 +364,8 @@ class ConfigurationLP:
 
     def solve(self, time_limit_s: float) -> tuple[float, np.ndarray, float, np.ndarray] | None:
         """(LP value, flow duals, mu, column values), or None when HiGHS did not solve it."""
+        if not self.columns:
+            return 0.0, np.zeros(self.num_flows), 0.0, np.zeros(0)  # HiGHS refuses a model without columns
         self.h.setOptionValue("time_limit", max(0.01, time_limit_s))
         self.h.run()
         if self.h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
