@@ -14,14 +14,13 @@ from tobsched import colgen
 from tobsched.coloring import conflict_graph
 from tobsched.generate import TopologyParams, generate
 from tobsched.highs_model import SolveOptions
-from tobsched.network import network_from_obj
+from tobsched.network import network_from_obj, network_to_obj
 from tobsched.paths import candidates
 from tobsched.pathset import _coloured, _master, colour_paths
 from tobsched.schedule import Schedule
 from tobsched.slot_ilp import solve_slot_ilp
 from tobsched.solve import solve
 from tobsched.verify import verify_schedule
-from tobsched.network import network_to_obj
 
 
 def _instance(seed: int):

@@ -1,9 +1,10 @@
 """The configuration LP of S/PR and S/FR by column generation with a dedicated pricing search.
 
-Not called by the solver (pathset.py): on the paper's hard 3-slot instances it proves what it
-should but takes 0.2-3 s, 5-20x the time issue 23 allows (figures and reasons in
-docs/experiments/scheduler-scalability.md). It is kept, tested, for perf/scheduler/config_lp.py
-and as the starting point of the next attempt.
+Not called by the solver (pathset.py): on the two hard 3-slot instances where the master's bound
+is one above the optimum it proves the optimum's bound, but in 0.18-0.46 s of CPU, 2-3x what
+issue 23 allows, and where the master's bound is the optimum it proves nothing after 0.16-2.5 s
+(figures and reasons in docs/experiments/scheduler-scalability.md). It is kept, tested, for
+perf/scheduler/config_lp.py and as the starting point of the next attempt.
 
 A column is one slot's content: a set of link-disjoint candidate paths, at most one per flow. A
 schedule is at most T columns that share no flow, so
