@@ -254,6 +254,7 @@ void IcNode::begin_instance(uint64_t instance) {
   t.tree.start({root_.data(), len});
   t.instance = static_cast<int64_t>(instance);
   t.round = 0;
+  t.defaulted = 0;
   ++counters_.instances_started;
 }
 
@@ -267,6 +268,7 @@ void IcNode::finalize_round(TreeSlot& t, int round) {
     } else {
       // Missing, late or incomplete round data is the default value (seed 004 §III-B).
       t.tree.set_default(round, static_cast<NodeId>(s));
+      t.defaulted |= uint64_t{1} << s;
       ++counters_.messages_default;
     }
   }
@@ -423,6 +425,7 @@ void IcNode::finish(TreeSlot& t, int64_t cycle) {
   ds.d.nodes = n_;
   ds.d.entry_bytes = t.tree.entry_bytes();
   ds.d.entries = ds.entries;
+  ds.d.defaulted = t.defaulted;
   t.instance = -1;
   t.round = 0;
   publish(ds, ds.d.finish_ns);

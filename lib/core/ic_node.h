@@ -128,6 +128,10 @@ struct IcDecision {
   size_t entry_bytes = 0;
   std::span<const uint8_t> entries;  // N entries
   std::span<const IcPublication> publications;
+  // Senders whose round data this node took as ⊥ in some round (missing, late or incomplete):
+  // with a correct node among them the instance had a fault on top of the f assumed (tools that
+  // judge agreement say so, tests/integration/ic_test.py).
+  uint64_t defaulted = 0;
   // Node a's decided value; false for ⊥.
   bool value(NodeId a, std::span<const uint8_t>& out) const;
 };
@@ -196,6 +200,7 @@ class IcNode {
     size_t chunks = 0;              // chunks of that round's messages
     std::vector<uint64_t> bits;     // per sender: chunks received
     std::vector<uint32_t> got;      // per sender: chunk count received
+    uint64_t defaulted = 0;         // senders taken as ⊥ in some round
   };
   struct DecisionSlot {
     IcDecision d;

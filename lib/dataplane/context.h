@@ -76,16 +76,17 @@ inline constexpr size_t kRecentDeliveries = 64;
 
 // The head of an element of the ic pub ring: one publication of the IC node for the --published
 // file; key_len key bytes and value_len value bytes follow (element size from [ic]).
-struct IcPubRecord {  // 24 bytes
+struct IcPubRecord {  // 32 bytes
   uint64_t instance;
   int64_t t_pub_ns;
+  uint64_t defaulted;  // IcDecision::defaulted of its instance
   uint32_t value_len;
   uint8_t key_len;
   uint8_t reduction;  // core::Reduction
   uint8_t ok;         // 0: the reduction missed its quorum (no value)
   uint8_t stored;     // core::KvPublish
 };
-static_assert(sizeof(IcPubRecord) == 24);
+static_assert(sizeof(IcPubRecord) == 32);
 
 
 // Roles are assigned to lcores at start; a loop runs one or several (lcore_loop.h).

@@ -21,6 +21,7 @@ Ends with `N passed, M failed`. Needs root.
 """
 from __future__ import annotations
 
+import json
 import math
 import os
 import signal
@@ -79,11 +80,35 @@ def published(k: int) -> Published:
     return out
 
 
+def beyond_hypothesis() -> set[int]:
+    """Instances in which a correct node's round data was taken as ⊥ at a correct node (the
+    daemon's `# defaulted I: senders` lines, docs/protocol-ic.md "Agreement and the fault
+    hypothesis"): late after a stall of this VM, that node was a second fault on top of node 2's,
+    and with f = 1 agreement is not promised there."""
+    out: set[int] = set()
+    for k in CORRECT:
+        path = RUN / f"published{k}.txt"
+        if not path.exists():
+            continue
+        for line in path.read_text().splitlines():
+            if line.startswith("# defaulted "):
+                instance, senders = line[len("# defaulted "):].split(":", 1)
+                if set(map(int, senders.split())) & set(CORRECT):
+                    out.add(int(instance))
+    return out
+
+
 def compare_correct(first_instance: int = 0) -> tuple[int, str]:
     """Instances all correct nodes published (from first_instance, the last one left out: a node
-    may not have written all of it yet), checked by the independent checker. (count, problem)."""
+    may not have written all of it yet), within the fault hypothesis (beyond_hypothesis), checked
+    by the independent checker. (count, problem). At most a tenth of the instances, and 3, may be
+    beyond the hypothesis: more is a problem of its own."""
     per = {k: published(k) for k in CORRECT}
     common = sorted(set.intersection(*(set(i for i in p if i >= first_instance) for p in per.values())))[:-1]
+    beyond = beyond_hypothesis().intersection(common)
+    if len(beyond) > max(3, len(common) // 10):
+        return 0, f"{len(beyond)} of {len(common)} instances had a correct node's round data defaulted: {sorted(beyond)[:8]}"
+    common = [i for i in common if i not in beyond]
     if not common:
         return 0, "no instance published by every correct node"
     combined = RUN / "combined.published"
@@ -102,8 +127,9 @@ def values_from_correct_nodes(first_instance: int) -> str:
     generate_ic): f64 keys end in 0.001 x node, i64 keys in node (x 1 of 100). A median or a
     fault-tolerant midpoint over N = 4 with f = 1 lies between correct nodes' values."""
     ids = set(CORRECT)
+    beyond = beyond_hypothesis()
     for i, kvs in published(CORRECT[0]).items():
-        if i < first_instance:
+        if i < first_instance or i in beyond:
             continue
         for key, value in kvs:
             if value == "-":
@@ -202,9 +228,20 @@ def test_cluster() -> None:
     defaults = [ic(k)["ic_groups_ignored"] for k in CORRECT]
 
     # Applications through include/tob.h: tob_kv_write for the earliest instant, tob_kv_read there.
+    # A tick may fail (exit 3) only in an instance beyond the fault hypothesis (a correct node late).
+    first = time.clock_gettime_ns(time.CLOCK_TAI) // CYCLE_NS
     got = run_labels(CORRECT, 50, 6)
+    excused = len([i for i in beyond_hypothesis() if i >= first])
+    def failed_ticks(k: int) -> int:
+        summary = RUN / f"labels{k}.json"
+        if not summary.exists():
+            return excused + 1
+        j = json.loads(summary.read_text())
+        return j["periods_run"] - j["periods_ok"]
+    labels_ok = all(rc == 0 or (rc == 3 and failed_ticks(k) <= excused) for k, rc, _ in got)
     check("applications on the correct nodes write and read back 50 labels every tick (tob_kv_write/read)",
-          all(rc == 0 for _, rc, _ in got), "; ".join(f"node {k}: rc {rc}: {s}" for k, rc, s in got))
+          labels_ok, "; ".join(f"node {k}: rc {rc}: {s}" for k, rc, s in got) +
+          (f"; {excused} instances beyond the fault hypothesis meanwhile" if excused else ""))
 
     # The key-value calls' error paths through include/tob.h, on a cluster with [ic].
     # ([clients] max 8 and [limits] payload_bytes 1024: the defaults; key_bytes 32, value_bytes 16.)
@@ -260,10 +297,12 @@ def test_cluster() -> None:
     bad = [f"node {k}: mismatches {s['kv_mirror_mismatches']} duplicate chunks {s['ic_chunks_duplicate']}"
            for k, s in st.items() if s["kv_mirror_mismatches"] != 0 or s["ic_chunks_duplicate"] != 0]
     # A reduction can fail (no value rather than a wrong one) when a correct node's round data is
-    # late on top of node 2's fault: two faults with f = 1, a stall of this VM. Then it fails on
-    # every correct node alike (the --published files agree, checked above and below).
+    # late on top of node 2's fault: two faults with f = 1, a stall of this VM. Within the fault
+    # hypothesis it fails on every correct node alike: the --published files, where failures
+    # are `-`, agree on every instance outside beyond_hypothesis() (checked above and below);
+    # beyond it the counters may differ.
     failed = {k: s["ic_publications_failed"] for k, s in st.items()}
-    if len(set(failed.values())) != 1:
+    if len(set(failed.values())) != 1 and not beyond_hypothesis():
         bad.append(f"failed reductions differ between correct nodes: {failed}")
     check("telemetry: no mirror mismatch, no duplicate chunk; failed reductions alike on the correct nodes", not bad,
           "; ".join(bad) or "; ".join(f"node {k}: {s['ic_instances_finished']} instances, "

@@ -64,6 +64,7 @@ struct Cluster {
   int64_t now = 0;
   // Per node: instance -> decision entries and publications.
   std::vector<std::map<uint64_t, Bytes>> decisions;
+  std::vector<std::map<uint64_t, uint64_t>> defaulted;  // IcDecision::defaulted per instance
   std::vector<std::map<uint64_t, std::vector<Pub>>> pubs;
   std::vector<std::map<uint64_t, int64_t>> finished_at;
   // Frames from `from` to `to`: return false to drop; may rewrite the bytes (resealed after).
@@ -79,6 +80,7 @@ struct Cluster {
     }
     alive.assign(static_cast<size_t>(n), true);
     decisions.resize(static_cast<size_t>(n));
+    defaulted.resize(static_cast<size_t>(n));
     pubs.resize(static_cast<size_t>(n));
     finished_at.resize(static_cast<size_t>(n));
     verdicts.resize(static_cast<size_t>(n));
@@ -102,6 +104,7 @@ struct Cluster {
     const IcActions& a = faults[static_cast<size_t>(i)] ? faults[static_cast<size_t>(i)]->apply(honest) : honest;
     for (const IcDecision& d : a.decisions) {
       decisions[static_cast<size_t>(i)][d.instance] = Bytes(d.entries.begin(), d.entries.end());
+      defaulted[static_cast<size_t>(i)][d.instance] = d.defaulted;
       finished_at[static_cast<size_t>(i)][d.instance] = d.finish_ns;
       auto& list = pubs[static_cast<size_t>(i)][d.instance];
       for (const IcPublication& p : d.publications)
@@ -193,6 +196,7 @@ TEST_CASE("every node publishes the same value, visible exactly at its publishin
     CHECK(c.finished_at[static_cast<size_t>(i)].at(0) == t_pub);
     CHECK(c.pubs[static_cast<size_t>(i)].at(0) == c.pubs[0].at(0));
     CHECK(c.decisions[static_cast<size_t>(i)].at(0) == c.decisions[0].at(0));
+    CHECK(c.defaulted[static_cast<size_t>(i)].at(0) == 0);  // every round data on time
     const KvRead before = c.read(i, "state", 0, t_pub - 1);
     CHECK(before.status == KvStatus::not_fresh);
     const KvRead at = c.read(i, "state", t_pub, t_pub);
@@ -303,6 +307,9 @@ TEST_CASE("an omitting node is the default everywhere; the others' values still 
     CHECK(e == c.decisions[0].at(0));
     REQUIRE(c.pubs[static_cast<size_t>(i)].at(0).size() == 1);
     CHECK(c.pubs[static_cast<size_t>(i)].at(0)[0].status == ReduceStatus::ok);
+    // The decision names the sender taken as ⊥, and only it (docs/protocol-ic.md "Agreement and
+    // the fault hypothesis").
+    CHECK(c.defaulted[static_cast<size_t>(i)].at(0) == uint64_t{1} << 3);
   }
   // Node 3's rounds finalised by cycle 4: instance 0 rounds 1-2, instance 1 rounds 1-2, instance 2 round 1.
   CHECK(c.nodes[0].counters().messages_default == 5);

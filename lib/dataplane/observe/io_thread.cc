@@ -189,6 +189,16 @@ size_t IoThread::drain_publications() {
       std::memcpy(&r, e, sizeof r);
       const std::span<const uint8_t> key(e + sizeof r, r.key_len);
       const std::span<const uint8_t> value(e + sizeof r + r.key_len, r.value_len);
+      if (published_ != nullptr && r.defaulted != 0 && r.instance != commented_instance_) {
+        // Which senders' round data this node took as ⊥ for the instance (check_published.py
+        // skips comments; tests/integration/ic_test.py judges agreement with it).
+        commented_instance_ = r.instance;
+        std::string senders;
+        for (unsigned s = 0; s < 64; ++s)
+          if ((r.defaulted >> s) & 1) senders += " " + std::to_string(s);
+        if (std::fprintf(published_, "# defaulted %" PRIu64 ":%s\n", r.instance, senders.c_str()) < 0)
+          ctx_.io_write_errors.fetch_add(1, std::memory_order_relaxed);
+      }
       if (published_ != nullptr &&
           std::fprintf(published_, "%s\n", describe_publication(r, key, value, ctx_.self).c_str()) < 0)
         ctx_.io_write_errors.fetch_add(1, std::memory_order_relaxed);

@@ -66,6 +66,7 @@ class IoThread {
   std::unique_ptr<DeliveriesWriter> dlv_;  // renders a drain's deliveries for one write
   std::FILE* events_ = nullptr;
   std::FILE* published_ = nullptr;
+  uint64_t commented_instance_ = UINT64_MAX;  // the last instance whose defaulted senders were written
   std::vector<uint8_t> pub_batch_;  // ic pub ring elements, drained in bursts
   mutable std::mutex mu_;  // guards the recent lists (I/O and telemetry threads only)
   std::deque<LogRecord> recent_deliveries_;

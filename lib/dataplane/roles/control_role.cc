@@ -390,7 +390,7 @@ void ControlRole::handle_ic_actions() {
     ic_last_instance_ = d.instance;
     ic_last_finish_ns_ = d.finish_ns;
     if (ctx_.ic_pub_ring != nullptr)
-      for (const core::IcPublication& p : d.publications) record_publication(p);
+      for (const core::IcPublication& p : d.publications) record_publication(p, d.defaulted);
   }
   kv_->set_complete_below(ic_->next_deadline_ns());
   release_ic_frames();
@@ -414,9 +414,10 @@ void ControlRole::release_ic_frames() {
   ic_held_count_ -= done;
 }
 
-void ControlRole::record_publication(const core::IcPublication& p) {
+void ControlRole::record_publication(const core::IcPublication& p, uint64_t defaulted) {
   auto* r = reinterpret_cast<IcPubRecord*>(ic_pub_record_.data());
   r->instance = p.instance;
+  r->defaulted = defaulted;
   r->t_pub_ns = p.t_pub_ns;
   r->value_len = static_cast<uint32_t>(p.value.size());
   r->key_len = static_cast<uint8_t>(p.key.size());

@@ -71,7 +71,7 @@ class ControlRole {
   // Interactive consistency.
   void handle_ic_actions();
   void release_ic_frames();
-  void record_publication(const core::IcPublication& p);
+  void record_publication(const core::IcPublication& p, uint64_t defaulted);
 
   DaemonContext& ctx_;
   core::Engine& node_;
