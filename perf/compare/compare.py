@@ -80,7 +80,7 @@ def make_system(name: str, args: argparse.Namespace) -> System:
     if name.startswith("dpdk-tob-"):
         from sys_tob import TobSystem
         order = name.removeprefix("dpdk-tob-")
-        return TobSystem(order, args.tob_cycle_ns or None)
+        return TobSystem(order, args.tob_cycle_ns or None, args.tob_slot_ns, args.tob_kappa)
     if name.startswith("cpg-"):
         from sys_cpg import make_cpg_system
         return make_cpg_system(name)
@@ -290,6 +290,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     ap.add_argument("--cpg-low-token-ms", type=int, default=CPG_LOW_TOKEN_MS,
                     help="cpg-udpu and cpg-knet also run at this token (the lowest stable one here, "
                          f"docs/experiments/compare.md; default {CPG_LOW_TOKEN_MS}; 0: only corosync's defaults)")
+    ap.add_argument("--tob-slot-ns", type=int, default=0,
+                    help="dpdk-tob: packed slots of this length (docs/configuration.md \"Packed slots\"; 0: N equal slots)")
+    ap.add_argument("--tob-kappa", type=int, default=0, help="dpdk-tob-otfp: [timing] kappa (0: the daemon's default)")
     ap.add_argument("--quick", action="store_true", help="one short workload per system (a smoke test, < 3 min)")
     a = ap.parse_args(argv)
     a.systems = [s for s in a.systems.split(",") if s]
@@ -304,6 +307,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
             ap.error(f"unknown workload {w!r} (known: {', '.join(ALL_WORKLOADS)})")
     if a.tob_cycle_ns and not 1_000_000 <= a.tob_cycle_ns <= 10_000_000_000:
         ap.error("--tob-cycle-ns must be between 1 ms and 10 s")
+    if a.tob_slot_ns < 0 or a.tob_kappa < 0 or a.tob_kappa > 16:
+        ap.error("--tob-slot-ns must be positive (or 0) and --tob-kappa 0..16")
     return a
 
 

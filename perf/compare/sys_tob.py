@@ -46,12 +46,16 @@ def members_of(text: str) -> list[int]:
 class TobSystem(System):
     clock = "tai"
 
-    def __init__(self, order: str, cycle_ns: int | None = None):
+    def __init__(self, order: str, cycle_ns: int | None = None, slot_ns: int = 0, kappa: int = 0):
         if order not in DEFAULT_CYCLE_NS:
             raise ValueError(f"unknown dpdk-tob engine {order!r}")
         self.order = order
         self.name = f"dpdk-tob-{order}"
         self.cycle_ns = cycle_ns or DEFAULT_CYCLE_NS[order]
+        if slot_ns and slot_ns * topology.NODES > self.cycle_ns:
+            raise ValueError(f"packed slots of {slot_ns} ns: {topology.NODES} of them do not fit the cycle of {self.cycle_ns} ns")
+        self.slot_ns = slot_ns
+        self.kappa = kappa if order == "otfp" else 0
         self.leader_role = "coordinator" if order == "otfp" else "first sender of the cycle"
         self.run: Path | None = None
 
@@ -59,7 +63,9 @@ class TobSystem(System):
         assert self.run is not None
         return topology.cluster_env(self.run / "cluster", TOB_ORDER=self.order, TOB_CYCLE_NS=str(self.cycle_ns),
                                     TOB_IDLE="sleep", TOB_DURABILITY="sync", TOB_STATUS_INTERVAL="10",
-                                    TOB_BUILD_DIR=str(BUILD), TOB_DAEMON_ARGS="--tx-method sleep")
+                                    TOB_BUILD_DIR=str(BUILD), TOB_DAEMON_ARGS="--tx-method sleep",
+                                    TOB_SLOT_NS=str(self.slot_ns) if self.slot_ns else "",
+                                    TOB_CONFIG_EXTRA=f"kappa = {self.kappa}" if self.kappa else "")
 
     def _cluster(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
         p = subprocess.run(["bash", str(REPO / "scripts/cluster.sh"), *args], env=self._env(), text=True,
@@ -156,5 +162,7 @@ class TobSystem(System):
             self._cluster("down", check=False)
 
     def info(self) -> dict:
-        return {"engine": self.order, "cycle_ns": self.cycle_ns, "tx_method": "sleep", "idle": "sleep",
+        return {"engine": self.order, "cycle_ns": self.cycle_ns, "slot_ns": self.slot_ns or self.cycle_ns // topology.NODES,
+                "slots": "packed" if self.slot_ns else "equal", "kappa": self.kappa or "default",
+                "tx_method": "sleep", "idle": "sleep",
                 "durability": "sync" if self.order == "otfp" else None, "transport": "net_af_packet on veth"}
