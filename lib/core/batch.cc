@@ -27,7 +27,7 @@ size_t BatchWriter::finish() {
   return pos();
 }
 
-bool validate_batch(std::span<const uint8_t> body, uint16_t* count_out) {
+bool validate_batch(std::span<const uint8_t> body, uint16_t* count_out, size_t payload_max) {
   if (body.size() < kBatchHeaderBytes) return false;
   const uint16_t count = load_be16(body.data());
   size_t off = kBatchHeaderBytes;
@@ -35,7 +35,7 @@ bool validate_batch(std::span<const uint8_t> body, uint16_t* count_out) {
     if (body.size() - off < kBatchEntryHeaderBytes) return false;
     const size_t len = load_be16(body.data() + off + 18);
     off += kBatchEntryHeaderBytes;
-    if (body.size() - off < len) return false;
+    if (body.size() - off < len || len > payload_max) return false;
     off += len;
   }
   if (off != body.size()) return false;  // trailing bytes: not a batch we wrote

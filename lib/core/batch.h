@@ -40,8 +40,10 @@ class BatchWriter {
   uint16_t count_ = 0;
 };
 
-// Validates a batch body: true when every entry lies inside it and the count matches.
-bool validate_batch(std::span<const uint8_t> body, uint16_t* count_out = nullptr);
+// Validates a batch body: true when every entry lies inside it, none is longer than
+// `payload_max` ([limits] payload_bytes: a peer's message is held to the limit its own
+// applications are, docs/fuzzing.md) and the count matches.
+bool validate_batch(std::span<const uint8_t> body, uint16_t* count_out = nullptr, size_t payload_max = SIZE_MAX);
 
 // Iterates a validated batch body.
 class BatchReader {

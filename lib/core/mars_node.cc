@@ -48,7 +48,7 @@ MarsNode::MarsNode(const NodeConfig& config, Schedule sched)
   for (NodeId k = 0; k < n_; ++k) frames_per_copy_[k] = static_cast<uint16_t>(config_.frames_per_copy(k));
   held_.reserve(static_cast<size_t>(n_) * kMessageSlots);
   for (NodeId k = 0; k < n_; ++k)
-    for (int i = 0; i < kMessageSlots; ++i) held_.emplace_back(frames_per_copy_[k], seg_room_);
+    for (int i = 0; i < kMessageSlots; ++i) held_.emplace_back(frames_per_copy_[k], seg_room_, config.payload_bytes_max);
   const size_t own_frames = frames_per_copy_[self_];
   next_msg_id_ = config_.first_msg_id;
   const auto copies = static_cast<size_t>(sched_.sends_per_slot());

@@ -39,12 +39,12 @@ void for_each_vote(std::span<const uint8_t> body, Fn&& fn) {
   for (size_t k = 0; k < l.size(); ++k) fn(l.at(k));
 }
 
-bool valid_section(const SectionView& sec, NodeId sender, int n, const OtfpRing& ring) {
+bool valid_section(const SectionView& sec, NodeId sender, int n, const OtfpRing& ring, size_t payload_max) {
   const size_t segment_max = ring.segment_bytes_max();
   switch (sec.type) {
     case SectionType::app_batch: {
       uint16_t count = 0;
-      return sec.body.size() <= segment_max && validate_batch(sec.body, &count);
+      return sec.body.size() <= segment_max && validate_batch(sec.body, &count, payload_max);
     }
     case SectionType::otfp_vote:
     case SectionType::otfp_phase2a:
@@ -62,7 +62,7 @@ bool valid_section(const SectionView& sec, NodeId sender, int n, const OtfpRing&
       std::span<const uint8_t> b;
       uint16_t count = 0;
       return read_data(sec.body, d, b) && d.sender < n && d.instance >= 0 && d.count <= ring.segments_max(d.sender) &&
-             b.size() <= segment_max && validate_batch(b, &count);
+             b.size() <= segment_max && validate_batch(b, &count, payload_max);
     }
     case SectionType::otfp_phase1a:
     case SectionType::otfp_any: {
@@ -133,7 +133,7 @@ FrameVerdict OtfpNode::validate(const FrameView& frame, bool* has_state) const {
   SectionView sec;
   int batches = 0;
   for (size_t off = 0; frame.next_section(off, sec);) {
-    if (!valid_section(sec, frame.header.sender, n_, ring_)) return FrameVerdict::malformed_section;
+    if (!valid_section(sec, frame.header.sender, n_, ring_, config_.payload_bytes_max)) return FrameVerdict::malformed_section;
     if (sec.type == SectionType::otfp_state) *has_state = true;
     if (sec.type == SectionType::app_batch) ++batches;  // its batch is checked here, once: apply() stores it as is
   }

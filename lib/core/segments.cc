@@ -8,16 +8,17 @@
 
 namespace tob::core {
 
-Reassembly::Reassembly(size_t segments_max, size_t segment_bytes_max)
+Reassembly::Reassembly(size_t segments_max, size_t segment_bytes_max, size_t payload_max)
     : segments_max_(segments_max),
       stride_(segment_bytes_max),
+      payload_max_(payload_max),
       bytes_store_(new uint8_t[segments_max * segment_bytes_max]),
       len_(segments_max, 0),
       have_((segments_max + 63) / 64, 0) {
   TOB_ASSERT(segments_max >= 1 && segments_max <= UINT16_MAX);
 }
 
-Reassembly::Reassembly(const Reassembly& other) : Reassembly(other.segments_max_, other.stride_) { *this = other; }
+Reassembly::Reassembly(const Reassembly& other) : Reassembly(other.segments_max_, other.stride_, other.payload_max_) { *this = other; }
 
 Reassembly& Reassembly::operator=(const Reassembly& other) {
   if (this == &other) return *this;
@@ -26,6 +27,7 @@ Reassembly& Reassembly::operator=(const Reassembly& other) {
     stride_ = other.stride_;
     bytes_store_.reset(new uint8_t[segments_max_ * stride_]);
   }
+  payload_max_ = other.payload_max_;
   len_ = other.len_;
   have_ = other.have_;
   for (size_t j = 0; j < segments_max_; ++j)  // the bytes written: the rest is never read
@@ -62,7 +64,7 @@ Reassembly::Add Reassembly::add(int64_t cycle, uint16_t index, uint16_t count, s
   if (body.size() > stride_) return Add::malformed;
   if (checked == Checked::yes) {
     entries = load_be16(body.data());  // a valid batch's header counts its entries
-  } else if (!validate_batch(body, &entries)) {
+  } else if (!validate_batch(body, &entries, payload_max_)) {
     return Add::malformed;
   }
   count_ = count;

@@ -35,7 +35,8 @@ class Reassembly {
   // frame before it acts on any section): then it is not walked a second time.
   enum class Checked : bool { no, yes };
 
-  Reassembly(size_t segments_max, size_t segment_bytes_max);
+  // Messages longer than payload_max make a segment malformed (validate_batch).
+  Reassembly(size_t segments_max, size_t segment_bytes_max, size_t payload_max = SIZE_MAX);
   // Copies hold the same batches; an assignment between equal shapes reuses the storage (the
   // engine fuzz targets copy a warmed-up node for every input, docs/fuzzing.md).
   Reassembly(const Reassembly& other);
@@ -86,6 +87,7 @@ class Reassembly {
  private:
   size_t segments_max_;
   size_t stride_;
+  size_t payload_max_;
   std::unique_ptr<uint8_t[]> bytes_store_;  // not initialised: pages are touched as segments land
   std::vector<uint32_t> len_;
   std::vector<uint64_t> have_;  // bitmap over segment indexes

@@ -171,3 +171,20 @@ TEST_CASE("a copy holds the same batch; an assignment of a partial one over a co
   CHECK(ids(r) == std::vector<uint64_t>{3, 4, 1, 2});
   CHECK(ids(copy) == std::vector<uint64_t>{1, 2, 3, 4});  // the copy is its own
 }
+
+TEST_CASE("a peer's message above the payload limit makes its segment malformed, as the sender's own would be refused") {
+  // Payloads "m0".."m9" are 2 bytes, "m10" 3 bytes (docs/fuzzing.md: a peer's batch is held to
+  // [limits] payload_bytes).
+  Reassembly strict(4, 1024, 2);
+  CHECK(strict.add(1, 0, 1, batch(9, 2)) == Add::malformed);  // m9, m10
+  CHECK(strict.add(1, 0, 1, batch(0, 2)) == Add::complete);   // m0, m1
+  Reassembly loose(4, 1024, 3);
+  CHECK(loose.add(1, 0, 1, batch(9, 2)) == Add::complete);
+  uint16_t count = 0;
+  CHECK_FALSE(validate_batch(batch(9, 2), &count, 2));
+  CHECK(validate_batch(batch(9, 2), &count, 3));
+  CHECK(count == 2);
+  Reassembly copy(strict);  // a copy keeps the limit
+  copy.reset(5);
+  CHECK(copy.add(5, 0, 1, batch(9, 2)) == Add::malformed);
+}
