@@ -506,10 +506,14 @@ void print_run(const Scenario& s, const tob::sim::Records& rec, const tob::sim::
                 " rounds out, %" PRIu64 " frames withheld\n",
                 s.drift_ppm_max, s.drift_wander_ppm, s.clock_offset_ns_max, byz.c_str(), rounds, clipped, integrations, cold,
                 st.clock_rounds_out, rec.frames_withheld_clock);
+    uint64_t apart = 0;
+    for (const auto& l : rec.lives) apart += l.clock_apart.size();
     std::printf("precision: bound %" PRId64 " ns, worst %" PRId64 " ns (cycle %" PRId64 ", %" PRIu64
                 " cycles judged from cycle %" PRId64 "); release skew worst %" PRId64 " ns over %" PRIu64 " messages\n",
                 rec.precision_bound_ns, st.clock_spread_ns_max, st.clock_spread_cycle, st.clock_samples,
                 tob::sim::clock_judged_from_cycle(s), st.release_skew_ns_max, st.releases_judged);
+    std::printf("beyond the hypothesis: %" PRIu64 " rounds (bound up to %" PRId64 " ns), %" PRIu64
+                " clocks (re)started apart\n", st.clock_rounds_beyond, st.clock_bound_ns_max, apart);
   }
   std::printf("properties:\n");
   std::vector<std::string> names = otfp ? tob::sim::otfp_property_names() : tob::sim::property_names();

@@ -28,11 +28,13 @@
 // a round brings it back within (seed 000's self-checking rule: a node that knows it is faulty
 // stays silent rather than send at the wrong instant).
 //
-// Integration (TTP's): a node starts integrating. The first round in which it hears peers
+// Integration (TTP's): a node starts integrating. The first round in which it hears 2f + 1 peers
 // (frames of any cycle: its clock may be off by cycles) sets its map at once to the
 // fault-tolerant midpoint of their deviations, a jump either way; the driver starts its engine
 // only then (integrated()), or after hearing nobody for a while (end_integration(): a cold
-// start on its own clock). From then on global time is monotone and corrections bounded.
+// start on its own clock). Peers heard, but fewer than 2f + 1 for integrate_wait_rounds rounds:
+// a cold start too (f liars are outvoted by 2f + 1 values only; its own clock is no vote). From
+// then on global time is monotone and corrections bounded.
 //
 // lib/core rules: no clock read here, no allocation after create().
 #pragma once
@@ -62,9 +64,8 @@ struct ClockSyncConfig {
   // per-round integral term swings from bound to bound). rate_gain of it is taken, and the
   // correction loses rate_leak: the ensemble's common rate is not observable in band (every
   // reading is relative), so without a leak it wanders to the bound.
-  // Integrating, a round with fewer than 2f + 1 peers heard does not count, unless
-  // integrate_wait_rounds rounds have passed: then its own clock counts too and f shrinks to
-  // what the values can outvote.
+  // Integrating, a round with fewer than 2f + 1 peers heard does not count; after
+  // integrate_wait_rounds such rounds the node starts on its own clock (a cold start).
   int integrate_wait_rounds = 3;
   int rate_window_rounds = 128;
   double rate_gain = 0.5;
@@ -96,6 +97,8 @@ struct ClockSyncStats {
   uint64_t rounds = 0;              // rounds closed
   uint64_t rounds_short = 0;        // closed with fewer than 2f + 1 values: no correction
   uint64_t integrations = 0;        // the map set at once from the peers (integration)
+  uint64_t cold_starts = 0;         // integration ended on its own clock: peers heard, but fewer
+                                    // than 2f + 1 for integrate_wait_rounds rounds
   uint64_t rounds_clipped = 0;      // the midpoint exceeded step_max_ns
   uint64_t rounds_out = 0;          // the midpoint exceeded the precision: not sending
   uint64_t readings = 0;            // deviations taken
@@ -104,6 +107,10 @@ struct ClockSyncStats {
   int64_t correction_ns_last = 0;
   int64_t offset_ns_max = 0;        // largest |midpoint| of a round that counted
   double rate_ppm = 0;              // the rate correction now
+  // The last round closed (or the integration): its cycle and the peers whose readings it took
+  // (bit s: node s). What the simulator judges the fault hypothesis of a round from.
+  int64_t round_last = -1;
+  uint64_t senders_last = 0;
 };
 
 class ClockSync {
@@ -178,9 +185,25 @@ struct PrecisionBoundInput {
 };
 struct PrecisionBound {
   int64_t reading_error_ns = 0;     // eps
+  int64_t drift_round_ns = 0;       // rho' round: how far a correct clock drifts in a round
   int64_t precision_ns = 0;         // Pi
   int64_t self_check_ns = 0;        // Pi + eps + 2 rho' round
 };
 PrecisionBound clock_precision_bound(const PrecisionBoundInput& in);
+
+// Beyond the hypothesis (docs/simulator.md "Rounds beyond the hypothesis"): what a round's
+// readings allow, from the correct, synchronised nodes' point of view.
+enum class RoundHypothesis {
+  contracting,  // every pair of them shares the readings of 2f + 1 of them, and none counts more
+                // than f other values: Welch-Lynch's halving
+  bounded,      // none counts more than f other values: each moves within their range
+  unbounded,    // more: each moves by at most step_max
+};
+// The bound on the spread after one more round, from the bound `before_ns` (>= Pi) before it:
+//   contracting  max(B / 2 + Pi / 2, B - step_max + eps' + 2 rho' R)    (Pi stays Pi)
+//   bounded      B + 2 eps' + 2 rho' R
+//   unbounded    B + 2 step_max + 2 rho' R
+// with eps' = eps + 2 rho' R. step_max > eps' + 2 rho' R, or contraction from far is not shown.
+int64_t clock_bound_after_round(const PrecisionBound& b, int64_t step_max_ns, int64_t before_ns, RoundHypothesis h);
 
 }  // namespace tob::core

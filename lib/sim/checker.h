@@ -41,6 +41,8 @@ struct CheckStats {
   int64_t clock_spread_cycle = -1;
   uint64_t clock_samples = 0;
   uint64_t clock_rounds_out = 0;
+  uint64_t clock_rounds_beyond = 0;        // judged rounds beyond the hypothesis (not contracting)
+  int64_t clock_bound_ns_max = 0;          // the largest bound a cycle was judged against
   int64_t release_skew_ns_max = 0;         // worst release instant skew among correct nodes
   uint64_t releases_judged = 0;
 };

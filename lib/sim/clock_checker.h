@@ -1,16 +1,21 @@
 // Clock properties of a run with clock sync on (docs/simulator.md "Clocks and their
 // synchronisation"), judged from the records alone:
 //   clock-precision        each cycle's largest spread of the judged nodes' global clocks (mid-slot
-//                          samples) is within the derived bound, from the warm-up on
+//                          samples) is within the derived bound, from the warm-up on: Pi, or after
+//                          a round beyond the fault hypothesis the larger bound that round allows
+//                          (docs/simulator.md "Rounds beyond the hypothesis")
 //   clock-self-check       no node with a correct clock had its frames withheld by the self-check
+//                          while the bound stood at Pi
 //   release-instant        every node that delivered a message computed the same release instant
 //   release-skew           the virtual instants at which correct nodes' clocks reached it differ by
-//                          at most the bound (seed 001's WRITE_WAIT: the same instant everywhere)
+//                          at most that cycle's bound (seed 001's WRITE_WAIT: the same instant
+//                          everywhere)
 //   no-removal-by-clock    (fault-free mars runs) the membership of all forms, and from then on
 //                          nobody is removed and nobody shuts down: clocks alone never cost a
 //                          correct node its membership
-// Judged for the release: every node but the Byzantine clocks (a crash or a mars shutdown does
-// not touch the clock), for releases from `settled_ns` after its incarnation's engine started.
+// Judged for the release: every node but the Byzantine clocks and the clocks standing apart (a
+// crash or a mars shutdown does not touch the clock), for releases from `settled_ns` after its
+// incarnation's engine started.
 #pragma once
 
 #include <cstdint>

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/clock_sync.h"
 #include "core/engine.h"
 #include "sim/scenario.h"
 
@@ -25,13 +26,35 @@ struct DeliveryRecord {
 };
 
 // The spread of the synchronised global clocks of the nodes judged (alive, running their engine
-// for three cycles or more, not a Byzantine clock), the largest over a cycle's mid-slot samples.
+// for three cycles or more, not a Byzantine clock, not started apart), the largest over a
+// cycle's mid-slot samples.
 struct PrecisionSample {
   int64_t cycle;
   int64_t spread_ns;
   core::NodeId ahead;
   core::NodeId behind;
   int nodes;
+  uint64_t judged = 0;   // the nodes compared in any of the cycle's samples (bit i: node i)
+  // The largest spread of every synchronised clock (engine running, not Byzantine, not apart;
+  // also in its first three cycles): what the next round starts from (sim/clock_checker.cc).
+  int64_t hull_ns = 0;
+};
+
+// One round of a node's clock synchronisation as it closed (clock sync on), in virtual-time
+// order: what the checker judges each round's fault hypothesis from (sim/clock_checker.h).
+enum class ClockRoundKind : uint8_t {
+  round,        // a round closed on an integrated clock: the readings of `senders`
+  integration,  // the map set at once from the readings of `senders` (peers)
+  cold_start,   // integration over on its own clock (nobody heard, or fewer than 2f + 1)
+};
+struct ClockRoundRecord {
+  core::NodeId node;
+  int incarnation;
+  int64_t cycle;        // the round (a cycle of global time); an integration's: the first
+                        // round it closes integrated
+  uint64_t senders;     // bit s: node s's reading counted
+  ClockRoundKind kind;
+  bool out;             // the self-check fired on this round
 };
 
 struct ClockLife {        // per node: its clock and synchronisation (summed over incarnations)
@@ -94,6 +117,16 @@ struct NodeLife {        // per node: how it fared
   bool shut_down = false;  // self-shutdown at least once
   std::vector<int64_t> crash_ns;
   std::vector<int64_t> engine_start_ns;  // per incarnation: when its engine started
+  // Clock sync on: the cycles in which its clock stood apart, beyond the fault hypothesis: a
+  // restart that cold-started, or integrated from fewer than 2f + 1 peers or from more than f
+  // that were Byzantine or apart themselves (where it stands is anybody's guess), until every
+  // mid-slot sample of a cycle found it within Pi of the judged nodes.
+  struct ClockApart {
+    int incarnation;
+    int64_t from_cycle;
+    int64_t until_cycle = INT64_MAX;  // judged again from this cycle
+  };
+  std::vector<ClockApart> clock_apart;
   uint64_t submitted = 0;
   uint64_t refused = 0;
 };
@@ -116,6 +149,11 @@ struct Records {
   std::vector<PrecisionSample> precision;  // clock sync on: one per cycle
   std::vector<ClockLife> clocks;
   int64_t precision_bound_ns = 0;          // the derived bound (clock sync on)
+  core::PrecisionBound clock_bound;        // its terms, and what the rounds beyond need:
+  int64_t clock_step_max_ns = 0;           // the largest correction per round
+  int clock_faults = 0;                    // f: faulty clocks the midpoint outvotes
+  int64_t clock_cycle_ns = 0;              // one round
+  std::vector<ClockRoundRecord> clock_rounds;
   uint64_t frames_withheld_clock = 0;      // frames the self-check kept from leaving
   int64_t end_ns = 0;
   int64_t final_turn_seq = 0;

@@ -1,6 +1,7 @@
 #include "sim/simulator.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdarg>
 #include <cinttypes>
@@ -223,7 +224,18 @@ bool Simulator::tick_clock(int i, int64_t now) {
   SimNode& sn = nodes_[static_cast<size_t>(i)];
   if (!sn.sync) return false;
   const bool was_in = sn.sync->may_send();
+  const core::ClockSyncStats before = sn.sync->stats();
   const bool changed = sn.sync->on_time(sn.osc.local_ns(now));
+  const core::ClockSyncStats& after = sn.sync->stats();
+  if (after.integrations != before.integrations) {
+    record_clock_round(i, ClockRoundKind::integration, schedule_.cycle_of(sn.sync->global_ns(sn.osc.local_ns(now))));
+  } else if (after.cold_starts != before.cold_starts) {
+    record_clock_round(i, ClockRoundKind::cold_start, after.round_last + 1);
+  } else if (after.rounds != before.rounds && sn.sync->integrated() && after.round_last >= 0) {
+    // Several rounds closed at once (a stall): the last one is recorded, the others are missing
+    // and the checker takes them as beyond the hypothesis.
+    record_clock_round(i, ClockRoundKind::round, after.round_last);
+  }
   if (was_in != sn.sync->may_send())
     trace(fmt("%" PRId64 " node %d clock %s: midpoint %" PRId64 " ns (self-check at %" PRId64 " ns)", now, i,
               sn.sync->may_send() ? "back within the precision" : "out: its frames are withheld",
@@ -237,9 +249,38 @@ bool Simulator::tick_clock(int i, int64_t now) {
     if (sn.sync->stats().rounds < kColdStartRounds || sn.sync->stats().readings > 0) return false;
     sn.sync->end_integration();
     ++records_.clocks[static_cast<size_t>(i)].cold_starts;
+    record_clock_round(i, ClockRoundKind::cold_start, schedule_.cycle_of(sn.sync->global_ns(sn.osc.local_ns(now))));
   }
   start_engine(i, now);
   return true;
+}
+
+// Records a round, and at an integration or cold start whether this incarnation's clock starts
+// apart: beyond the fault hypothesis, anywhere (NodeLife::clock_apart). A first start may
+// cold-start (the warm-up covers the initial offsets); a restart within the hypothesis hears
+// 2f + 1 peers, at most f of them Byzantine or apart.
+void Simulator::record_clock_round(int i, ClockRoundKind kind, int64_t cycle) {
+  SimNode& sn = nodes_[static_cast<size_t>(i)];
+  const core::ClockSyncStats& st = sn.sync->stats();
+  // The driver's cold start (nobody heard) took no readings; ClockSync's took too few.
+  const bool own_cold_start = kind == ClockRoundKind::cold_start && st.cold_starts == 0;
+  const uint64_t senders = own_cold_start ? 0 : st.senders_last;
+  records_.clock_rounds.push_back({static_cast<core::NodeId>(i), sn.incarnation, cycle, senders, kind, !sn.sync->may_send()});
+  if (kind == ClockRoundKind::round) return;
+  const int f = sn.sync->config().faults_tolerated;
+  uint64_t unsynced = 0;
+  for (size_t k = 0; k < nodes_.size(); ++k)
+    if (nodes_[k].byzantine_clock || (nodes_[k].alive && nodes_[k].clock_apart)) unsynced |= uint64_t{1} << k;
+  if (kind == ClockRoundKind::cold_start) {
+    sn.clock_apart = sn.incarnation > 0;
+  } else {
+    sn.clock_apart = std::popcount(senders) < 2 * f + 1 || std::popcount(senders & unsynced) > f;
+  }
+  sn.rejoin_ok = false;
+  if (sn.clock_apart) records_.lives[static_cast<size_t>(i)].clock_apart.push_back({sn.incarnation, cycle});
+  trace(fmt("node %d incarnation %d: %s from peers %016" PRIx64 "%s", i, sn.incarnation,
+            kind == ClockRoundKind::cold_start ? "cold start" : "clock integrated", senders,
+            sn.clock_apart ? ": apart (beyond the fault hypothesis)" : ""));
 }
 
 void Simulator::arm_timer(int i, int64_t now) {
@@ -286,6 +327,7 @@ void Simulator::start_node(int i, int64_t now) {
   auto sync = core::ClockSync::create(clock_sync_config(i));
   TOB_ASSERT(sync.ok());  // validated in create()
   sn.sync.emplace(std::move(sync.value()));
+  sn.clock_apart = false;
   sn.sync->on_time(sn.osc.local_ns(now));
   sn.node.reset();
   trace(fmt("%" PRId64 " node %d start incarnation %d: integrating its clock", now, i, sn.incarnation));
@@ -611,6 +653,7 @@ void Simulator::on_crash(const Ev& e) {
     cl.rounds_out += cs.rounds_out;
     cl.rounds_clipped += cs.rounds_clipped;
     cl.integrations += cs.integrations;
+    cl.cold_starts += cs.cold_starts;
     sn.sync.reset();
   }
   for (const HeldFrame& h : sn.held) release_frame(h.frame);  // never left
@@ -806,6 +849,13 @@ void Simulator::run() {
   records_.clocks.assign(static_cast<size_t>(s.nodes), ClockLife{});
   records_.faults_end_ns = schedule_.cycle_start_ns(s.cycles);
   records_.precision_bound_ns = s.clock_sync ? bound_.precision_ns : 0;
+  if (s.clock_sync) {
+    const core::ClockSyncConfig cc = clock_sync_config(0).resolved().value();
+    records_.clock_bound = bound_;
+    records_.clock_step_max_ns = cc.step_max_ns;
+    records_.clock_faults = cc.faults_tolerated;
+    records_.clock_cycle_ns = schedule_.cycle_ns();
+  }
   cycle_sample_ = PrecisionSample{};
   for (int i = 0; i < s.nodes; ++i)
     if ((s.byzantine_clock_nodes >> i & 1u) != 0) {
@@ -908,11 +958,17 @@ void Simulator::on_clock_sample(const Ev& e) {
     core::NodeId at_lo = 0;
     core::NodeId at_hi = 0;
     int judged = 0;
+    int64_t hull_lo = INT64_MAX;
+    int64_t hull_hi = INT64_MIN;
     for (int i = 0; i < s.nodes; ++i) {
       const SimNode& sn = nodes_[static_cast<size_t>(i)];
-      if (!sn.alive || !sn.node || sn.byzantine_clock || e.t < sn.judged_from_ns) continue;
+      if (!sn.alive || !sn.node || sn.byzantine_clock || sn.clock_apart) continue;
       const int64_t g = sn.sync->global_ns(sn.osc.local_ns(e.t));
+      hull_lo = std::min(hull_lo, g);
+      hull_hi = std::max(hull_hi, g);
+      if (e.t < sn.judged_from_ns) continue;
       ++judged;
+      p.judged |= uint64_t{1} << i;
       if (g < lo) { lo = g; at_lo = static_cast<core::NodeId>(i); }
       if (g > hi) { hi = g; at_hi = static_cast<core::NodeId>(i); }
     }
@@ -922,11 +978,31 @@ void Simulator::on_clock_sample(const Ev& e) {
       p.behind = at_lo;
     }
     p.nodes = std::max(p.nodes, judged);
+    if (hull_hi >= hull_lo) p.hull_ns = std::max(p.hull_ns, hull_hi - hull_lo);
+    // A clock apart is judged again once a whole cycle's samples find it and the synchronised
+    // ones within Pi of each other.
+    for (SimNode& sn : nodes_) {
+      if (!sn.clock_apart) continue;
+      if (k == 0) sn.rejoin_ok = true;
+      if (!sn.alive || !sn.node || hull_hi < hull_lo) {
+        sn.rejoin_ok = false;
+        continue;
+      }
+      const int64_t g = sn.sync->global_ns(sn.osc.local_ns(e.t));
+      if (std::max(hull_hi, g) - std::min(hull_lo, g) > bound_.precision_ns) sn.rejoin_ok = false;
+    }
   }
   const int next = (k + 1) % s.nodes;
   if (next == 0) {
-    if (s.clock_sync && cycle_sample_.nodes >= 2) records_.precision.push_back(cycle_sample_);
+    if (s.clock_sync && (cycle_sample_.nodes >= 2 || cycle_sample_.hull_ns > 0)) records_.precision.push_back(cycle_sample_);
     cycle_sample_ = PrecisionSample{};
+    for (size_t i = 0; i < nodes_.size(); ++i) {
+      SimNode& sn = nodes_[i];
+      if (!sn.clock_apart || !sn.rejoin_ok) continue;
+      sn.clock_apart = false;
+      records_.lives[i].clock_apart.back().until_cycle = cycle + 1;
+      trace(fmt("%" PRId64 " node %zu: its clock is within the precision again, judged from cycle %" PRId64, e.t, i, cycle + 1));
+    }
   }
   const int64_t next_cycle = next == 0 ? cycle + 1 : cycle;
   const core::NodeId n = schedule_.node_at(next);
@@ -947,6 +1023,7 @@ void Simulator::finish_clocks() {
     cl.rounds_out += cs.rounds_out;
     cl.rounds_clipped += cs.rounds_clipped;
     cl.integrations += cs.integrations;
+    cl.cold_starts += cs.cold_starts;
     cl.offset_ns_max = std::max(cl.offset_ns_max, cs.offset_ns_max);
   }
   for (DeliveryRecord& d : records_.deliveries) {

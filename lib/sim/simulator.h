@@ -71,6 +71,8 @@ class Simulator : private core::OtfpObserver {
     bool byzantine_clock = false;
     int64_t clock_shift_ns = 0;    // a Byzantine clock: its engine runs this far ahead
     int64_t judged_from_ns = INT64_MAX;  // in the precision samples from here (engine running)
+    bool clock_apart = false;      // its clock stands apart (NodeLife::clock_apart)
+    bool rejoin_ok = false;        // apart: every sample of this cycle found it within Pi
     struct MapEpoch {              // the sync map from an instant on, for release instants
       int incarnation;
       core::ClockMap map;
@@ -120,6 +122,7 @@ class Simulator : private core::OtfpObserver {
   int64_t virtual_ns(const SimNode& sn, int64_t node_ns) const;
   void start_engine(int i, int64_t now);
   bool tick_clock(int i, int64_t now);
+  void record_clock_round(int i, ClockRoundKind kind, int64_t cycle);
   void arm_timer(int i, int64_t now);
   void on_clock_sample(const Ev& e);
   void finish_clocks();

@@ -77,7 +77,9 @@ TEST_CASE("clock sync, mars: drift up to 200 ppm and f Byzantine clocks keep the
   }
   CHECK(failed == 0);
   CHECK(releases > static_cast<uint64_t>(seeds) * 1000);  // the release check judged something
-  CHECK(integrations > static_cast<uint64_t>(seeds) / 3);  // restarts and late starters integrated
+  // The restarts (a third of the seeds) integrate from their peers; late starters that hear fewer
+  // than 2f + 1 peers cold-start (at 200 seeds: 67 integrations, one per restart).
+  CHECK(integrations > static_cast<uint64_t>(seeds) / 4);
   CHECK(spread_max > 0);
   WARN("mars clock seeds " << seeds << ": worst spread " << spread_max << " ns, worst release skew " << skew_max
                            << " ns, bound up to " << bound << " ns, " << integrations << " integrations");
@@ -107,14 +109,16 @@ TEST_CASE("clock sync, mars: faults inside the hypothesis on top of drift and f 
   CHECK(faults > static_cast<uint64_t>(seeds) * 5);
 }
 
-// KNOWN FAILING, hidden from the suite ([.]): 3 of 150 seeds break a clock property (2026-11-24):
-// seed 5 (4 nodes) a spread of 28.5 us against the 27.3 us bound in cycle 237; seed 17 (4 nodes)
-// 247 us in cycle 9, a (re)start that integrated wrongly; seed 123 (6 nodes) a correct node's
-// self-check fired for 3 rounds. Not yet analysed. Run: sim-tests "clock sync, otfp*"
-TEST_CASE("clock sync, otfp: drift, f Byzantine clocks, crashes and loss: agreement and the clock properties hold", "[.][known-failing]") {
+// f Byzantine clocks and crashes together go beyond the fault hypothesis at N = 3f + 1 (4 and 7
+// nodes): a restart there may hear fewer than 2f + 1 peers and start apart, and a round missing a
+// correct node's reading does not contract. The checker judges such rounds against the bound
+// they allow (docs/simulator.md "Rounds beyond the hypothesis"), and every round within it
+// against Pi.
+TEST_CASE("clock sync, otfp: drift, f Byzantine clocks, crashes and loss: agreement and the clock properties hold") {
   const long seeds = clock_seeds(150);
   long failed = 0;
-  uint64_t crashes = 0;
+  uint64_t crashes = 0, samples = 0, cycles = 0, beyond = 0, apart = 0;
+  int64_t spread_max = 0, bound_max = 0;
   for (long k = 0; k < seeds; ++k) {
     const int nodes = 4 + static_cast<int>(k % 4);
     Scenario s = clock_scenario(nodes, 250, static_cast<uint64_t>(k) + 1);
@@ -132,17 +136,30 @@ TEST_CASE("clock sync, otfp: drift, f Byzantine clocks, crashes and loss: agreem
     p.kappa = s.node_template.kappa;
     p.tolerance_ns = 2 * s.clock_offset_ns_max + s.delay_ns + s.jitter_ns;
     p.drained = true;
-    CheckReport report = check_otfp(sim.value().schedule(), sim.value().records(), p);
-    check_clock(sim.value().records(), clock_params(s, sim.value().records(), false), report);
+    const Records& rec = sim.value().records();
+    CheckReport report = check_otfp(sim.value().schedule(), rec, p);
+    check_clock(rec, clock_params(s, rec, false), report);
     if (!report.ok()) {
       ++failed;
       FAIL_CHECK("seed " << s.seed << " nodes " << nodes << ": " << report.violations[0].property << ": "
                          << report.violations[0].detail);
     }
-    crashes += sim.value().records().crashes;
+    crashes += rec.crashes;
+    samples += report.stats.clock_samples;
+    cycles += static_cast<uint64_t>(s.cycles + s.drain_cycles - clock_judged_from_cycle(s));
+    beyond += report.stats.clock_rounds_beyond;
+    spread_max = std::max(spread_max, report.stats.clock_spread_ns_max);
+    bound_max = std::max(bound_max, report.stats.clock_bound_ns_max);
+    for (const NodeLife& l : rec.lives) apart += l.clock_apart.size();
   }
   CHECK(failed == 0);
   CHECK(crashes > static_cast<uint64_t>(seeds));
+  // The clocks were judged: in most cycles at least two correct, synchronised nodes compared.
+  CHECK(samples * 10 > cycles * 8);
+  CHECK(beyond > 0);  // the sweep does go beyond the hypothesis
+  WARN("otfp clock seeds " << seeds << ": " << samples << " of " << cycles << " cycles judged, " << beyond
+                           << " rounds beyond the hypothesis, " << apart << " clocks (re)started apart, worst spread "
+                           << spread_max << " ns, largest bound " << bound_max << " ns");
 }
 
 TEST_CASE("clock sync off: drifting nodes leave their reception windows when predicted; on, they stay members") {
@@ -185,7 +202,9 @@ TEST_CASE("the clock checker catches a spread beyond the bound, a self-check, an
   rec.lives[2].engine_start_ns = {0};
   rec.clocks.assign(3, ClockLife{});
   rec.clocks[2].byzantine = true;
-  rec.clocks[1].rounds_out = 2;
+  rec.clock_rounds.push_back({1, 0, 3, 0b101, ClockRoundKind::round, true});  // out with the bound at Pi
+  rec.clock_rounds.push_back({1, 0, 4, 0b101, ClockRoundKind::round, true});
+  rec.clock_rounds.push_back({2, 0, 4, 0b011, ClockRoundKind::round, true});  // a Byzantine clock: not judged
   rec.precision.push_back({5, 900, 0, 1, 2});
   rec.precision.push_back({6, 1200, 1, 0, 2});
   auto deliver = [&](int node, uint64_t id, int64_t release, int64_t at) {
@@ -209,4 +228,45 @@ TEST_CASE("the clock checker catches a spread beyond the bound, a self-check, an
   CHECK(std::count(got.begin(), got.end(), "release-instant") == 1);
   CHECK(report.stats.release_skew_ns_max == 1200);
   CHECK(report.stats.clock_spread_ns_max == 1200);
+}
+
+TEST_CASE("the clock checker widens the bound after a round beyond the hypothesis, and contracts it back") {
+  // N = 4, f = 1, node 3 a Byzantine clock. Pi = 4 eps + 12 rho'R = 27.2 us; eps' = 6.2 us.
+  Records rec;
+  rec.lives.assign(4, NodeLife{});
+  rec.clocks.assign(4, ClockLife{});
+  rec.clocks[3].byzantine = true;
+  rec.clock_bound = {5'000, 600, 27'200, 0};
+  rec.clock_step_max_ns = 12'500;
+  rec.clock_faults = 1;
+  rec.clock_cycle_ns = 1'000'000;
+  for (const bool lost : {false, true}) {
+    INFO("node 2 lost node 1's reading of cycle 11: " << lost);
+    rec.clock_rounds.clear();
+    for (int64_t c = 10; c < 16; ++c)
+      for (tob::core::NodeId i = 0; i < 3; ++i) {
+        uint64_t senders = 0b1111u & ~(1u << i);
+        if (lost && c == 11 && i == 2) senders &= ~0b10u;  // nodes 1 and 2 share only 0 and 2
+        rec.clock_rounds.push_back({i, 0, c, senders, ClockRoundKind::round, c == 12 && i == 0});
+      }
+    rec.precision.clear();
+    // After round 11: Pi + 2 eps' + 2 rho'R = 40.8 us. Round 12 starts from the 35.0 us measured
+    // in cycle 12 plus the drift to the close, 36.2 us, and contracts it to max(31.7, 36.2 - 12.5
+    // + 6.2 + 1.2 = 31.1) us; round 13 from 32.2 us (31.0 measured) to max(29.45, 26.6) us.
+    rec.precision.push_back({12, 35'000, 0, 1, 3, 0b111, 35'000});
+    rec.precision.push_back({13, 31'000, 0, 1, 3, 0b111, 31'000});
+    rec.precision.push_back({14, 29'400, 0, 1, 3, 0b111, 29'400});
+    rec.precision.push_back({15, 27'300, 0, 1, 3, 0b111, 27'300});  // the bound still 28.3 us
+    ClockCheckParams p;
+    p.precision_ns = 27'200;
+    p.judged_from_cycle = 10;
+    CheckReport report;
+    check_clock(rec, p, report);
+    std::vector<std::string> got;
+    for (const Violation& v : report.violations) got.push_back(v.property);
+    CHECK(std::count(got.begin(), got.end(), "clock-precision") == (lost ? 0 : 4));
+    CHECK(std::count(got.begin(), got.end(), "clock-self-check") == (lost ? 0 : 1));  // node 0 out in round 12
+    CHECK(report.stats.clock_rounds_beyond == (lost ? 1u : 0u));
+    CHECK(report.stats.clock_bound_ns_max == (lost ? 40'800 : 27'200));
+  }
 }

@@ -342,6 +342,45 @@ TEST_CASE("clock sync: a node off by cycles integrates at once, from frames of a
   }
 }
 
+TEST_CASE("clock sync: a starting node that hears fewer than 2f + 1 peers follows none of them, a liar heard alone least of all") {
+  // N = 4, f = 1. Node 0 starts; for integrate_wait_rounds rounds it hears only node 3, a
+  // two-faced clock that shows it 200 us late, then node 3 and node 1 (correct, 2 us off).
+  // Fewer than 2f + 1 peers cannot outvote a liar: it starts on its own clock (a cold start),
+  // where it was before (f shrunk to what two values outvote put it 100 us towards the liar,
+  // sim seeds 17 and 123 of the otfp clock sweep).
+  for (const bool with_correct_peer : {false, true}) {
+    INFO("a correct peer heard too: " << with_correct_peer);
+    auto s = ClockSync::create(config_for(4, 0, 1)).value();
+    const Schedule sched = Schedule::create(s.config().schedule).value();
+    const int64_t delay_ns = s.config().delay_ns;
+    s.on_time(0);
+    for (int64_t c = 0; c < s.config().integrate_wait_rounds; ++c) {
+      CHECK_FALSE(s.integrated());
+      s.on_frame(3, c, sched.transmit_ns(c, 3) + delay_ns - 200'000);
+      if (with_correct_peer) s.on_frame(1, c, sched.transmit_ns(c, 1) + delay_ns + 2'000);
+      s.on_time(sched.cycle_start_ns(c + 1));
+    }
+    REQUIRE(s.integrated());
+    CHECK(s.stats().integrations == 0);
+    CHECK(s.stats().cold_starts == 1);
+    const int64_t at = sched.cycle_start_ns(3) + 10'000;
+    CHECK(s.global_ns(at) == at);  // its own clock, untouched
+    CHECK(s.stats().senders_last == (with_correct_peer ? 0b1010u : 0b1000u));
+  }
+  // With 2f + 1 peers heard in a round it integrates from them at once, the liar outvoted.
+  auto s = ClockSync::create(config_for(4, 0, 1)).value();
+  const Schedule sched = Schedule::create(s.config().schedule).value();
+  s.on_time(0);
+  s.on_frame(3, 0, sched.transmit_ns(0, 3) + s.config().delay_ns - 200'000);
+  s.on_frame(1, 0, sched.transmit_ns(0, 1) + s.config().delay_ns - 30'000);
+  s.on_frame(2, 0, sched.transmit_ns(0, 2) + s.config().delay_ns - 31'000);
+  s.on_time(sched.cycle_start_ns(1));
+  REQUIRE(s.integrated());
+  CHECK(s.stats().integrations == 1);
+  CHECK(s.stats().cold_starts == 0);
+  CHECK(s.stats().offset_ns_last == -31'000);  // the middle of -200, -31, -30 us: node 2's
+}
+
 TEST_CASE("clock sync: configurations that cannot work are refused") {
   ClockSyncConfig c = config_for(4, 0, 2);
   CHECK_FALSE(c.resolved().ok());  // N = 4 < 3f + 1 = 7

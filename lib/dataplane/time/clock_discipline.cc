@@ -113,7 +113,7 @@ ClockStatus ClockDiscipline::status(uint64_t now_tsc) const {
   s.applied = applied() ? 1 : 0;
   s.integrated = sync_->integrated() ? 1 : 0;
   s.may_send = may_send() ? 1 : 0;
-  s.cold_start = cold_start_ ? 1 : 0;
+  s.cold_start = cold_start_ || st.cold_starts > 0 ? 1 : 0;
   // Applied: the last round's midpoint (what the next correction takes out). External: how far
   // the source stands from the ensemble's time that the observer's map follows.
   s.offset_ns = applied() ? st.offset_ns_last : local - sync_->global_ns(local);

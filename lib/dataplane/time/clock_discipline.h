@@ -49,7 +49,7 @@ struct ClockStatus {
   uint8_t applied = 0;           // the map corrects global time (inband, both)
   uint8_t integrated = 0;
   uint8_t may_send = 1;          // the self-check passes
-  uint8_t cold_start = 0;        // started on its own clock, nobody heard
+  uint8_t cold_start = 0;        // started on its own clock: nobody heard, or fewer than 2f + 1
   int64_t offset_ns = 0;         // this node ahead of the ensemble (> 0) by this much
   int64_t correction_ns = 0;     // the last round's correction (slewed into the map)
   int64_t map_offset_ns = 0;     // global - local now: all that the corrections moved this clock
