@@ -133,6 +133,7 @@ def tx_error(args: argparse.Namespace) -> int:
         print(f"arrival offset at node {k} (one-way + polling, all senders): p50 {a['p50_ns'] / 1e3:.1f} "
               f"p99 {a['p99_ns'] / 1e3:.1f} p99.9 {a['p999_ns'] / 1e3:.1f} max {a['max_ns'] / 1e3:.1f} us")
     out = Path(args.out) / "daemon-tx-error.csv"
+    out.parent.mkdir(parents=True, exist_ok=True)
     new = not out.exists()
     with out.open("a", newline="") as f:
         w = csv.writer(f)
@@ -190,6 +191,7 @@ def slot_search(args: argparse.Namespace) -> int:
         if not ok and args.stop_at_first_failure:
             break
     out = Path(args.out) / "daemon-slot-search.csv"
+    out.parent.mkdir(parents=True, exist_ok=True)
     new = not out.exists()
     with out.open("a", newline="") as f:
         w = csv.DictWriter(f, fieldnames=["date", *results[0].keys()])
