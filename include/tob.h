@@ -32,7 +32,7 @@ extern "C" {
 
 /* The shared-memory layout version this header was built for; tob_attach refuses a daemon
  * with another one (TOB_EVERSION). */
-#define TOB_ABI_VERSION 4
+#define TOB_ABI_VERSION 5
 
 enum tob_error {
   TOB_OK = 0,
@@ -129,7 +129,9 @@ int tob_submit_burst(struct tob_client *client, const struct tob_msg *msgs, unsi
 int tob_poll(struct tob_client *client, struct tob_delivery *out, unsigned max);
 /* Waits until the delivery's release instant: sleeps through all but the last 300 us, then
  * spins on the TSC. Returns how late it woke (ns, >= 0; large when the call came after the
- * instant). Run the thread SCHED_FIFO for the tightest wake-ups. */
+ * instant). Run the thread SCHED_FIFO for the tightest wake-ups. The daemon is told the instant
+ * and the lateness (two stores into shared memory, no system call): its /tob/release telemetry
+ * estimates from them the wake-up skew across the nodes (docs/operations.md). */
 int64_t tob_wait_release(struct tob_client *client, const struct tob_delivery *delivery);
 /* Global time now, as the daemon's calibrated TSC sees it. */
 int64_t tob_now_ns(struct tob_client *client);

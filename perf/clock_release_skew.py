@@ -10,7 +10,9 @@ whatever the nodes' global times are: the in-band precision plus each wake-up's 
 
     sudo python3 perf/clock_release_skew.py --sync inband --drift-ppm 100 --seconds 30
 
-Prints one JSON object: the skew's p50, p99 and max (ns), and each node's /tob/clock at the end.
+Prints one JSON object: the skew's p50, p99 and max (ns) per message and per release instant
+(each node's first wake-up for it), each daemon's own estimate of the latter
+(/tob/release: the wake-ups its peers report, placed on its clock) and /tob/clock at the end.
 """
 from __future__ import annotations
 
@@ -63,6 +65,7 @@ def main() -> int:
         while any(p.poll() is None for p in procs) and time.monotonic() < deadline:
             time.sleep(1)
         clocks = [query(f"{NET}-node{k}", "/tob/clock")["/tob/clock"] for k in range(NODES)]
+        releases = [query(f"{NET}-node{k}", "/tob/release")["/tob/release"] for k in range(NODES)]
         members = [query(f"{NET}-node{k}", "/tob/membership")["/tob/membership"]["member_count"] for k in range(NODES)]
     finally:
         for p in procs:
@@ -70,22 +73,38 @@ def main() -> int:
                 p.kill()
         cluster(env, "down", check=False)
     woke: dict[int, list[int]] = {}
+    # Per release instant (many messages share one): each node's first wake-up for it, the figure
+    # the daemons estimate (a client's later waits for the same instant return at once).
+    first: dict[int, dict[int, int]] = {}
     for k in range(NODES):
         path = a.out / f"release{k}.csv"
         if not path.exists():
             continue
         lines = path.read_text().splitlines()
         head = lines[0].split(",")
-        seq_i, tai_i = head.index("seq"), head.index("woke_tai_ns")
+        seq_i, tai_i, rel_i = head.index("seq"), head.index("woke_tai_ns"), head.index("release_ns")
         for line in lines[1:]:
             f = line.split(",")
             woke.setdefault(int(f[seq_i]), []).append(int(f[tai_i]))
+            per_node = first.setdefault(int(f[rel_i]), {})
+            per_node[k] = min(per_node.get(k, int(f[tai_i])), int(f[tai_i]))
     skews = sorted(max(v) - min(v) for v in woke.values() if len(v) == NODES)
     result = {"sync": a.sync, "drift_ppm": a.drift_ppm, "seconds": a.seconds, "members_at_end": members,
               "releases_on_all_nodes": len(skews)}
     if skews:
         result["skew_ns"] = {"p50": skews[len(skews) // 2], "p99": skews[min(len(skews) - 1, int(len(skews) * 0.99))],
                              "max": skews[-1]}
+    inst = sorted(max(v.values()) - min(v.values()) for v in first.values() if len(v) == NODES)
+    result["instants_on_all_nodes"] = len(inst)
+    if inst:
+        result["instant_skew_ns"] = {"p50": inst[len(inst) // 2], "p99": inst[min(len(inst) - 1, int(len(inst) * 0.99))],
+                                     "max": inst[-1]}
+    # Each daemon's own estimate of the same skew (/tob/release), beside the true one above.
+    result["daemon_estimate"] = [{k: r.get(k) for k in ("skew_count", "skew_p50_ns", "skew_p99_ns", "skew_max_ns",
+                                                      "own_late_p50_ns", "own_late_p99_ns", "own_late_max_ns",
+                                                      "instants_matched", "instants_alone", "instants_early",
+                                                      "samples_stale", "client_wakeups_lost", "own_no_room")}
+                                 for r in releases]
     result["clock"] = [{k: c.get(k) for k in ("offset_ns", "map_offset_ns", "rate_ppm", "spread_max_ns", "delay_error_ns")}
                        for c in clocks]
     print(json.dumps(result, indent=1))

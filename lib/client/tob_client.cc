@@ -366,7 +366,19 @@ int64_t tob_wait_release(tob_client* c, const tob_delivery* d) {
     nanosleep(&ts, nullptr);
   }
   while (__rdtsc() < target) _mm_pause();
-  return now() - d->release_ns;
+  const int64_t late_ns = now() - d->release_ns;
+  if (c->detached || c->slot == nullptr) return late_ns;
+  // For the daemon's release-skew telemetry (shm_layout.h WakeRing): one writer, this client. Its
+  // wake-up for an instant is the first wait for it (many deliveries share one instant: the
+  // waits after the first return at once, late by the work done since, which is no wake-up).
+  tob::dataplane::WakeRing& w = c->slot->wake;
+  const uint64_t n = w.count.load(std::memory_order_relaxed);
+  if (n > 0 && w.at[(n - 1) % tob::dataplane::kWakeRing].release_ns.load(std::memory_order_relaxed) >= d->release_ns)
+    return late_ns;
+  w.at[n % tob::dataplane::kWakeRing].release_ns.store(d->release_ns, std::memory_order_relaxed);
+  w.at[n % tob::dataplane::kWakeRing].late_ns.store(late_ns, std::memory_order_relaxed);
+  w.count.store(n + 1, std::memory_order_release);
+  return late_ns;
 }
 
 int tob_kv_write(tob_client* c, const void* key, size_t key_len, int64_t t_pub_ns, const void* value,

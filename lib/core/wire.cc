@@ -218,4 +218,45 @@ size_t FrameWriter::finish() {
   return pos_ + kTrailerBytes;
 }
 
+size_t encode_wake_samples(std::span<const WakeSample> samples, std::span<uint8_t> out) {
+  const size_t n = std::min(samples.size(), kWakeSamplesMax);
+  TOB_ASSERT(out.size() >= n * kWakeSampleBytes);
+  for (size_t i = 0; i < n; ++i) {
+    uint8_t* p = out.data() + i * kWakeSampleBytes;
+    const int64_t late = std::clamp<int64_t>(samples[i].late_ns, INT32_MIN, INT32_MAX);
+    store_be64(p, static_cast<uint64_t>(samples[i].release_ns));
+    store_be32(p + 8, static_cast<uint32_t>(static_cast<int32_t>(late)));
+    store_be32(p + 12, 0);
+  }
+  return n * kWakeSampleBytes;
+}
+
+int decode_wake_samples(std::span<const uint8_t> body, std::span<WakeSample, kWakeSamplesMax> out) {
+  if (body.empty() || body.size() % kWakeSampleBytes != 0 || body.size() > kWakeSamplesMax * kWakeSampleBytes) return -1;
+  const size_t n = body.size() / kWakeSampleBytes;
+  for (size_t i = 0; i < n; ++i) {
+    const uint8_t* p = body.data() + i * kWakeSampleBytes;
+    out[i].release_ns = static_cast<int64_t>(load_be64(p));
+    out[i].late_ns = static_cast<int32_t>(load_be32(p + 8));
+  }
+  return static_cast<int>(n);
+}
+
+size_t append_section(std::span<uint8_t> buffer, size_t frame_bytes, SectionType type, uint8_t flags,
+                      std::span<const uint8_t> body) {
+  TOB_ASSERT(frame_bytes >= kMinFrameBytes && frame_bytes <= buffer.size());
+  const size_t grown = frame_bytes + kSectionHeaderBytes + body.size();
+  if (body.size() > kMaxSectionBody || grown > buffer.size() || grown > kMaxFrameBytes) return 0;
+  uint8_t* p = buffer.data();
+  uint8_t* at = p + frame_bytes - kTrailerBytes;  // the section goes where the CRC was
+  at[0] = static_cast<uint8_t>(type);
+  at[1] = flags;
+  store_be16(at + 2, static_cast<uint16_t>(body.size()));
+  if (!body.empty()) std::memcpy(at + kSectionHeaderBytes, body.data(), body.size());
+  store_be16(p + 30, static_cast<uint16_t>(load_be16(p + 30) + 1));
+  store_be32(p + 32, static_cast<uint32_t>(grown - kHeaderBytes - kTrailerBytes));
+  store_be32(p + grown - kTrailerBytes, crc32c(buffer.first(grown - kTrailerBytes)));
+  return grown;
+}
+
 }  // namespace tob::core

@@ -145,6 +145,25 @@ FrameHeader peek_header(std::span<const uint8_t> frame);
 // slot knows how many it has).
 void renumber_segments(std::span<uint8_t> frame, uint16_t index, uint16_t count);
 
+// Section 7, the clock-sync sample (docs/wire-format.md "Section 7: wake-up samples"): a node's
+// wake-ups for its latest release instants, telemetry for the cross-node release skew
+// (core/release_skew.h). Entries of release_ns i64, late_ns i32, reserved u32; 1..4 of them.
+struct WakeSample {
+  int64_t release_ns = 0;  // the release instant (global time, the same on every node)
+  int64_t late_ns = 0;     // how long after it the node's last waiting client woke, on its clock
+};
+inline constexpr size_t kWakeSampleBytes = 16;
+inline constexpr size_t kWakeSamplesMax = 4;
+// The body for `samples` (at most kWakeSamplesMax; late_ns clamped to i32) into `out`; its length.
+size_t encode_wake_samples(std::span<const WakeSample> samples, std::span<uint8_t> out);
+// The samples of a section 7 body; -1 when the body is not 1..4 whole entries.
+int decode_wake_samples(std::span<const uint8_t> body, std::span<WakeSample, kWakeSamplesMax> out);
+
+// Appends a section to an encoded frame of `frame_bytes` in `buffer` (header counts and CRC
+// rewritten); the new length, or 0 when it does not fit the buffer (the frame is then unchanged).
+size_t append_section(std::span<uint8_t> buffer, size_t frame_bytes, SectionType type, uint8_t flags,
+                      std::span<const uint8_t> body);
+
 // Builds one frame in a caller buffer. Sections are written in place:
 //   FrameWriter w(buf); w.begin(h); auto body = w.open_section(t, 0, max); ...; w.close_section(n);
 //   size_t len = w.finish();   // 0 when the buffer was too small at any step

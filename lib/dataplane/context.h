@@ -26,6 +26,7 @@
 #include "dataplane/shm/seqlock.h"
 #include "dataplane/observe/stats.h"
 #include "dataplane/time/clock_discipline.h"
+#include "dataplane/time/release_monitor.h"
 #include "dataplane/time/tsc_clock.h"
 
 namespace tob::dataplane {
@@ -117,6 +118,7 @@ struct DaemonContext {
   rte_ring* clock_ring = nullptr;
   int64_t clock_gap_max_ns = 0;
   Seqlock<ClockStatus> clock_status;  // /tob/clock
+  ReleaseTelemetry release;           // /tob/release (time/release_monitor.h)
   rte_mempool* pkt_pool = nullptr;
   rte_mempool* msg_pool = nullptr;
   rte_ring* rx_ring = nullptr;

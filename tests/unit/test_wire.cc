@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -176,6 +177,64 @@ void check_header(const FrameHeader& got, const FrameHeader& want) {
   CHECK(got.view_vector == want.view_vector);
   CHECK(got.stage == want.stage);
   CHECK(got.suspected == want.suspected);
+}
+
+// Section 7 (docs/wire-format.md "Section 7: wake-up samples"): the body's bytes, its limits, and
+// a section appended to an encoded frame as the dataplane does.
+TEST_CASE("wake-up samples encode to their frozen bytes and decode back", "[wire]") {
+  const WakeSample in[] = {{0x0102030405060708, 1500}, {-5, -7}};
+  uint8_t body[kWakeSamplesMax * kWakeSampleBytes];
+  const size_t n = encode_wake_samples(in, body);
+  REQUIRE(n == 32);
+  CHECK(to_hex(std::span<const uint8_t>(body, n)) ==
+        "0102030405060708000005dc00000000" "fffffffffffffffbfffffff900000000");
+  std::array<WakeSample, kWakeSamplesMax> out{};
+  REQUIRE(decode_wake_samples(std::span<const uint8_t>(body, n), out) == 2);
+  CHECK(out[0].release_ns == in[0].release_ns);
+  CHECK(out[0].late_ns == 1500);
+  CHECK(out[1].release_ns == -5);
+  CHECK(out[1].late_ns == -7);
+}
+
+TEST_CASE("wake-up samples clamp their lateness and refuse bodies that are not 1..4 entries", "[wire]") {
+  const WakeSample big[] = {{1, int64_t{1} << 40}, {2, -(int64_t{1} << 40)}};
+  uint8_t body[80] = {};
+  REQUIRE(encode_wake_samples(big, body) == 32);
+  std::array<WakeSample, kWakeSamplesMax> out{};
+  REQUIRE(decode_wake_samples(std::span<const uint8_t>(body, 32), out) == 2);
+  CHECK(out[0].late_ns == INT32_MAX);
+  CHECK(out[1].late_ns == INT32_MIN);
+  CHECK(decode_wake_samples(std::span<const uint8_t>(body, 0), out) == -1);
+  CHECK(decode_wake_samples(std::span<const uint8_t>(body, 15), out) == -1);
+  CHECK(decode_wake_samples(std::span<const uint8_t>(body, 17), out) == -1);
+  CHECK(decode_wake_samples(std::span<const uint8_t>(body, 80), out) == -1);
+}
+
+TEST_CASE("a section appended to an encoded frame decodes with the others", "[wire]") {
+  Bytes f = frame_b();
+  const size_t len = f.size();
+  const WakeSample in[] = {{1'000'000, 42}};
+  uint8_t body[kWakeSampleBytes];
+  REQUIRE(encode_wake_samples(in, body) == kWakeSampleBytes);
+  f.resize(len + kSectionHeaderBytes + kWakeSampleBytes);
+  const size_t grown = append_section(f, len, SectionType::clock_sync, 0, body);
+  REQUIRE(grown == f.size());
+  const DecodeResult d = decode_frame(f);
+  REQUIRE(d.error == DecodeError::none);
+  CHECK(d.view.section_count == 3);
+  SectionView s{};
+  REQUIRE(d.view.find_section(SectionType::membership, s));
+  REQUIRE(d.view.find_section(SectionType::app_batch, s));
+  REQUIRE(d.view.find_section(SectionType::clock_sync, s));
+  std::array<WakeSample, kWakeSamplesMax> out{};
+  REQUIRE(decode_wake_samples(s.body, out) == 1);
+  CHECK(out[0].release_ns == 1'000'000);
+  CHECK(out[0].late_ns == 42);
+  // No room: nothing changes.
+  Bytes g = frame_b();
+  const Bytes before = g;
+  CHECK(append_section(g, g.size(), SectionType::clock_sync, 0, body) == 0);
+  CHECK(g == before);
 }
 
 }  // namespace

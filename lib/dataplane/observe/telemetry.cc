@@ -187,6 +187,43 @@ int cmd_membership(const char*, const char*, rte_tel_data* d) {
   return 0;
 }
 
+// Timed release (time/release_monitor.h, docs/operations.md "Release skew: /tob/release"): the
+// cross-node wake-up skew this node estimates, its own clients' lateness, and the counters.
+int cmd_release(const char*, const char*, rte_tel_data* d) {
+  const ReleaseCounts c = g_ctx->release.counts.read();
+  rte_tel_data_start_dict(d);
+  const auto put = [d](const char* prefix, const Histogram& h) {
+    const HistogramSummary s = h.summary();
+    char name[64];
+    const auto field = [&](const char* what, int64_t v) {
+      std::snprintf(name, sizeof name, "%s_%s", prefix, what);
+      rte_tel_data_add_dict_int(d, name, clamp_int(v));
+    };
+    std::snprintf(name, sizeof name, "%s_count", prefix);
+    rte_tel_data_add_dict_u64(d, name, s.count);
+    field("p50_ns", s.p50);
+    field("p99_ns", s.p99);
+    field("p999_ns", s.p999);
+    field("max_ns", s.max);
+  };
+  rte_tel_data_add_dict_int(d, "estimating", c.estimating);
+  put("skew", g_ctx->release.skew);
+  put("own_late", g_ctx->release.own_late);
+  rte_tel_data_add_dict_int(d, "close_after_ns", clamp_int(c.close_after_ns));
+  rte_tel_data_add_dict_u64(d, "instants_matched", c.skew.instants_matched);
+  rte_tel_data_add_dict_u64(d, "instants_alone", c.skew.instants_alone);
+  rte_tel_data_add_dict_u64(d, "instants_early", c.skew.instants_early);
+  rte_tel_data_add_dict_u64(d, "samples", c.skew.samples);
+  rte_tel_data_add_dict_u64(d, "samples_stale", c.skew.samples_stale);
+  rte_tel_data_add_dict_u64(d, "client_wakeups", c.client_wakeups);
+  rte_tel_data_add_dict_u64(d, "client_wakeups_lost", c.client_wakeups_lost);
+  rte_tel_data_add_dict_u64(d, "peer_samples", c.peer_samples);
+  rte_tel_data_add_dict_u64(d, "peer_samples_malformed", c.peer_samples_malformed);
+  rte_tel_data_add_dict_u64(d, "own_sent", c.own_sent);
+  rte_tel_data_add_dict_u64(d, "own_no_room", c.own_no_room);
+  return 0;
+}
+
 int cmd_histogram(const char*, const char* params, rte_tel_data* d) {
   const Snapshot snap = snapshot();
   const StatsSources src = snap.sources();
@@ -381,6 +418,8 @@ void register_telemetry(DaemonContext& ctx, IoThread& io, const ClientHub& hub, 
   rte_telemetry_register_cmd("/tob/membership", cmd_membership, "Membership state, members, stages, recent events");
   rte_telemetry_register_cmd("/tob/clock", cmd_clock,
                              "Clock synchronisation: offset to the ensemble, rate correction, precision estimate");
+  rte_telemetry_register_cmd("/tob/release", cmd_release,
+                             "Timed release: cross-node wake-up skew (p50, p99, max), own clients' lateness");
   rte_telemetry_register_cmd("/tob/histogram", cmd_histogram,
                              "Percentiles of one timing histogram. Parameter: its name (see /tob/histogram)");
   rte_telemetry_register_cmd("/tob/deliveries", cmd_deliveries,

@@ -3,6 +3,7 @@
 //   /tob/info                  cluster, node, schedule, port, clock, lcore layout
 //   /tob/stats                 every counter and histogram summary (same names as --stats-file)
 //   /tob/membership            own state, members, every node's stage, recent events
+//   /tob/release               timed release: cross-node wake-up skew, own clients' lateness
 //   /tob/histogram,<name>      percentiles of one timing histogram
 //   /tob/deliveries[,<client>] the latest deliveries with the head of their payload
 //   /tob/submit,<text>         submit <text> as a message of client 1 (demos and tests)

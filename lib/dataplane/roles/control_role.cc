@@ -30,6 +30,7 @@ ControlRole::ControlRole(DaemonContext& ctx, core::Engine& node, Calibrator& cal
       calibrator_(calibrator),
       nic_calibrator_(nic_calibrator),
       clock_(clock),
+      release_(*ctx.schedule, ctx.self, clock.active(), ctx.release),
       hub_(hub),
       tx_rotation_(ctx.methods, ctx.method_count),
       generator_(*ctx.options, ctx.self),
@@ -37,6 +38,7 @@ ControlRole::ControlRole(DaemonContext& ctx, core::Engine& node, Calibrator& cal
       kv_(kv),
       ic_faults_(ic_faults) {
   TOB_ASSERT((ic == nullptr) == (kv == nullptr));
+  clock_.set_release_monitor(&release_);
   const DaemonOptions& o = *ctx_.options;
   const double ns_per_tick = ctx_.clock.fit().ns_per_tick;
   // The RX role may lag a membership point by this much before the control role goes ahead.
@@ -79,6 +81,7 @@ unsigned ControlRole::step(uint64_t& next_due_tsc) {
   work += take_submissions();
   work += generator_.generate(node_, now_ns, ctx_.control);
   advance_time(now_ns, now_tsc);
+  release_.tick(hub_.shared()->slots, now_ns);
   if (ic_ != nullptr && ic_->next_deadline_ns() > now_ns) {
     // Only with every boundary up to now processed: a write or the generator must not move the
     // IC node past a boundary the RX role has not delivered the frames of yet. Writes produce no
@@ -306,13 +309,20 @@ bool ControlRole::make_item(const core::TxFrame& f, TxItem& item) {
     return false;
   }
   // [security]: the authentication trailer follows the frame (docs/wire-format.md).
-  const size_t tob_bytes = f.bytes.size() + (ctx_.keys != nullptr ? security::kAuthTrailerBytes : 0);
+  const size_t wake_bytes = wake_section_bytes(f);
+  const size_t frame_bytes = f.bytes.size() + wake_bytes;
+  const size_t tob_bytes = frame_bytes + (ctx_.keys != nullptr ? security::kAuthTrailerBytes : 0);
   const size_t len = std::max(kMinEtherFrame, ctx_.ether_bytes + tob_bytes);
   auto* p = reinterpret_cast<uint8_t*>(rte_pktmbuf_append(m, static_cast<uint16_t>(len)));
   TOB_ASSERT(p != nullptr);  // the data room holds the largest frame (sized at start)
   write_ether_header(std::span<uint8_t>(p, ctx_.ether_bytes), ctx_.ether);
   std::memcpy(p + ctx_.ether_bytes, f.bytes.data(), f.bytes.size());
-  if (ctx_.keys != nullptr && !seal(std::span<uint8_t>(p + ctx_.ether_bytes, tob_bytes), f)) {
+  if (wake_bytes > 0) {
+    const size_t grown = core::append_section(std::span<uint8_t>(p + ctx_.ether_bytes, frame_bytes), f.bytes.size(),
+                                              core::SectionType::clock_sync, 0, release_.section());
+    TOB_ASSERT(grown == frame_bytes);
+  }
+  if (ctx_.keys != nullptr && !seal(std::span<uint8_t>(p + ctx_.ether_bytes, tob_bytes), frame_bytes, f)) {
     rte_pktmbuf_free(m);
     return false;
   }
@@ -334,11 +344,26 @@ bool ControlRole::make_item(const core::TxFrame& f, TxItem& item) {
   return true;
 }
 
+// This node's wake-ups for release instants ride in the first copy of segment 0 of its slot frames
+// (section 7, docs/wire-format.md), where there is room for them within [limits] frame_bytes.
+size_t ControlRole::wake_section_bytes(const core::TxFrame& f) {
+  const std::span<const uint8_t> body = release_.section();
+  if (body.empty() || f.copy != 0) return 0;
+  const core::FrameHeader h = core::peek_header(f.bytes);
+  if (h.kind != core::FrameKind::slot || h.segment_index != 0 || (h.flags & (core::kFlagSecondCopy | core::kFlagAux)) != 0)
+    return 0;
+  const size_t extra = core::kSectionHeaderBytes + body.size();
+  const size_t trailer = ctx_.keys != nullptr ? security::kAuthTrailerBytes : 0;
+  const bool fits = f.bytes.size() + extra + trailer <= ctx_.config->frame_bytes_on_wire;
+  release_.note_sent(fits);
+  return fits ? extra : 0;
+}
+
 // The frame's tag under the sending key. Its IV is unique only while a kind's frames never go
 // back to a cycle already sealed (docs/wire-format.md "Why the IV is unique"): a frame that would
 // is refused, whatever the clock did; so is a frame of the cycle this daemon started in, which an
 // earlier life of this node may have sent in before it crashed.
-bool ControlRole::seal(std::span<uint8_t> out, const core::TxFrame& f) {
+bool ControlRole::seal(std::span<uint8_t> out, size_t frame_bytes, const core::TxFrame& f) {
   if (f.cycle <= start_cycle_) {
     ctx_.control.tx_start_cycle.add();
     return false;
@@ -349,7 +374,7 @@ bool ControlRole::seal(std::span<uint8_t> out, const core::TxFrame& f) {
     return false;
   }
   sealed_cycle_[kind] = f.cycle;
-  if (security::seal_frame(out, f.bytes.size(), f.copy, ctx_.keys->tx().current()) == out.size()) return true;
+  if (security::seal_frame(out, frame_bytes, f.copy, ctx_.keys->tx().current()) == out.size()) return true;
   ctx_.control.tx_seal_failed.add();
   return false;
 }

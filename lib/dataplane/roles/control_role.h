@@ -8,7 +8,8 @@
 // (observe/status.h), and hands the otfp engine's log records to the acceptor log before the
 // frames that depend on them. It drives the in-band clock synchronisation (time/clock_discipline.h):
 // with [timing] sync = inband | both the engine starts once the clock has integrated, and frames
-// are withheld while the clock's self-check fails.
+// are withheld while the clock's self-check fails. Its release monitor (time/release_monitor.h)
+// reads the clients' wake-ups and appends them to its slot frames (section 7).
 //
 // With [ic] it runs a core::IcNode next to the engine (docs/protocol-ic.md): frames of kind ic go to it,
 // its cycle boundaries join the engine's turns in the loop's due time (held back by the same RX
@@ -34,6 +35,7 @@
 #include "dataplane/roles/tx_rotation.h"
 #include "dataplane/time/clock_discipline.h"
 #include "dataplane/time/global_clock.h"
+#include "dataplane/time/release_monitor.h"
 
 namespace tob::dataplane {
 
@@ -65,7 +67,8 @@ class ControlRole {
   void handle_actions(int64_t now_ns);
   void queue_frame(const core::TxFrame& f);
   bool make_item(const core::TxFrame& f, TxItem& item);
-  bool seal(std::span<uint8_t> out, const core::TxFrame& f);  // [security]
+  size_t wake_section_bytes(const core::TxFrame& f);  // section 7 appended to this frame: its bytes
+  bool seal(std::span<uint8_t> out, size_t frame_bytes, const core::TxFrame& f);  // [security]: the frame's first bytes
   void enqueue(TxItem& item, int64_t cycle);
   void log(const LogRecord& r);
   // Interactive consistency.
@@ -78,6 +81,7 @@ class ControlRole {
   Calibrator& calibrator_;
   Calibrator* nic_calibrator_;
   ClockDiscipline& clock_;
+  ReleaseMonitor release_;  // /tob/release: the clients' wake-ups, section 7 out, the skew
   uint64_t clock_rounds_published_ = UINT64_MAX;
   uint64_t clock_wait_ticks_ = 0;
   bool engine_started_ = false;

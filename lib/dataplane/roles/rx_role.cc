@@ -84,7 +84,8 @@ bool RxRole::authenticate(std::span<const uint8_t> payload, const core::FrameVie
   return false;
 }
 
-void RxRole::note_clock_reading(const core::FrameHeader& h) {
+void RxRole::note_clock_reading(const core::FrameView& view) {
+  const core::FrameHeader& h = view.header;
   if (ctx_.clock_ring == nullptr || h.kind != core::FrameKind::slot || h.segment_index != 0 ||
       (h.flags & (core::kFlagSecondCopy | core::kFlagAux)) != 0)
     return;
@@ -92,7 +93,14 @@ void RxRole::note_clock_reading(const core::FrameHeader& h) {
     ctx_.rx.clock_readings_stalled.add();
     return;
   }
-  readings_[reading_count_++] = {reading_local_ns_, static_cast<int64_t>(h.cycle), h.sender, {}};
+  ClockReading& r = readings_[reading_count_++];
+  r = {reading_local_ns_, static_cast<int64_t>(h.cycle), h.sender, 0, 0, {}};
+  // The sender's wake-ups for release instants (section 7): telemetry that rides on the reading.
+  core::SectionView s{};
+  if (view.find_section(core::SectionType::clock_sync, s)) {
+    const int n = core::decode_wake_samples(s.body, r.wake);
+    r.wake_count = n < 0 ? ClockReading::kWakeMalformed : static_cast<uint16_t>(n);
+  }
 }
 
 void RxRole::flush_clock_readings() {
@@ -155,7 +163,7 @@ bool RxRole::classify(rte_mbuf* m, int64_t& rx_ns, core::FrameView& view) {
   }
   // Authentic and fresh before anything else looks at what the sender wrote (its cycle, its window).
   if (keys_ != nullptr && !authenticate(e.payload, d.view)) return false;
-  note_clock_reading(h);
+  note_clock_reading(d.view);
   // The sender's reception window (seed 000 §6.2, docs/architecture.md "Time and schedule"):
   // outside it is a timing failure. A window lies inside its cycle, so the frame's cycle must be
   // the current one.

@@ -32,7 +32,7 @@ class RxRole {
   bool drop_by_knob();  // --drop-rx: lose a good frame on purpose (loss tests)
   // In-band clock synchronisation: the first copy of a slot frame is a clock reading, taken
   // whatever its window says (a node whose clock is out must still hear how far).
-  void note_clock_reading(const core::FrameHeader& h);
+  void note_clock_reading(const core::FrameView& view);
   void flush_clock_readings();
   DaemonContext& ctx_;
   uint64_t rng_;

@@ -17,7 +17,8 @@
 // the control role answers every claim within one step. Plain layout, lock-free atomics only
 // (address-free across processes on x86-64). ABI 3 (TOB_ABI_VERSION): byte rings instead of the
 // mbufs and rte_rings of ABI 2. ABI 4: the in-band clock correction map (clock_map, issue 19),
-// which tob_now_ns and tob_wait_release apply on top of the fit.
+// which tob_now_ns and tob_wait_release apply on top of the fit. ABI 5: each slot's wake-up ring
+// (WakeRing, issue 19's release skew in the daemon's telemetry).
 #pragma once
 
 #include <atomic>
@@ -40,7 +41,7 @@ inline constexpr char kKvZoneName[] = "tob_kv";
 inline constexpr char kKvWriteRingName[] = "tob_kvw";
 inline constexpr char kKvWritePoolName[] = "tob_kvw_pool";
 inline constexpr uint32_t kShmMagic = 0x544F4253;  // "TOBS"
-inline constexpr uint32_t kShmAbiVersion = 4;      // = TOB_ABI_VERSION in include/tob.h
+inline constexpr uint32_t kShmAbiVersion = 5;      // = TOB_ABI_VERSION in include/tob.h
 inline constexpr int kClientSlots = 16;
 // Client ids on the wire: 0 the built-in generator, 1 telemetry /tob/submit, 2.. the slots.
 inline constexpr uint16_t kFirstSlotClientId = 2;
@@ -52,6 +53,21 @@ inline constexpr uint64_t kSeqPerTurn = 1 << 16;
 // (control) ... attached -> leaving (client) -> free (control, after draining its submit ring);
 // refused -> free (client, after reading status).
 enum class SlotState : uint32_t { free = 0, reserving, claimed, attached, refused, leaving };
+
+// A client's latest wake-ups for release instants (tob_wait_release, ABI 5): a ring of kWakeRing
+// pairs behind a count. The client writes entry count % kWakeRing, then publishes count + 1
+// (release); the control lcore reads the entries between its last count and the new one, then
+// the count again, and keeps an entry only if the writer cannot have started over it (index +
+// kWakeRing > count read after). Telemetry of the release skew (time/release_monitor.h).
+inline constexpr uint64_t kWakeRing = 3;
+struct alignas(64) WakeRing {
+  std::atomic<uint64_t> count{0};
+  struct Entry {
+    std::atomic<int64_t> release_ns{0};
+    std::atomic<int64_t> late_ns{0};  // woke this long after release_ns, on the daemon's global clock
+  } at[kWakeRing];
+};
+static_assert(sizeof(WakeRing) == 64);
 
 struct alignas(64) ClientSlot {
   // The claim (client) and the answer (control).
@@ -76,6 +92,7 @@ struct alignas(64) ClientSlot {
   std::atomic<uint64_t> kv_written{0};     // tob_kv_write calls handed to control
   std::atomic<uint64_t> kv_refused{0};     // tob_kv_write calls refused at once
   SubmitRingShared submit;                 // its submit ring's tail (client) and head (control)
+  WakeRing wake;                           // client: tob_wait_release's wake-ups (ABI 5)
 };
 
 // Interactive consistency facts for the client library: enough to refuse at once a write that

@@ -9,6 +9,7 @@ namespace {
 constexpr unsigned kReadingsPerBurst = 32;
 constexpr int kBurstsPerStep = 8;        // bounded work per step: 256 readings
 constexpr double kDelayErrorGain = 1.0 / 64;
+constexpr double kSenderDevGain = 1.0 / 16;  // per sender: about one reading a cycle
 }  // namespace
 
 core::Result<ClockDiscipline> ClockDiscipline::create(const ClusterConfig& cfg, const core::ScheduleConfig& schedule,
@@ -85,12 +86,29 @@ void ClockDiscipline::take(const ClockReading& r) {
   delay_error_ns_ = delay_error_seen_ ? delay_error_ns_ + kDelayErrorGain * (static_cast<double>(dev) - delay_error_ns_)
                                       : static_cast<double>(dev);
   delay_error_seen_ = true;
+  pass_wake_samples(r, dev);
   if (r.cycle < spread_cycle_) return;
   if (r.cycle > spread_cycle_) {
     close_spread();
     spread_cycle_ = r.cycle;
   }
   if (spread_count_ < core::kMaxNodes - 1) spread_values_[static_cast<size_t>(spread_count_++)] = dev;
+}
+
+void ClockDiscipline::pass_wake_samples(const ClockReading& r, int64_t dev) {
+  double& mean = sender_dev_ns_[r.sender];
+  mean = sender_dev_seen_[r.sender] ? mean + kSenderDevGain * (static_cast<double>(dev) - mean) : static_cast<double>(dev);
+  sender_dev_seen_[r.sender] = true;
+  if (release_ == nullptr || r.wake_count == 0) return;
+  if (r.wake_count == ClockReading::kWakeMalformed) {
+    release_->note_malformed();
+    return;
+  }
+  // This clock minus the sender's: its mean deviation less the part every sender shares (the
+  // error in [timing] delay_ns), so that a delay set wrong does not show as skew.
+  const auto offset = static_cast<int64_t>(mean - delay_error_ns_);
+  release_->on_peer(r.sender, std::span<const core::WakeSample>(r.wake, std::min<size_t>(r.wake_count, core::kWakeSamplesMax)),
+                    offset);
 }
 
 void ClockDiscipline::close_spread() {

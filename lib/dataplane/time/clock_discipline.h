@@ -29,19 +29,25 @@
 
 #include "core/clock_sync.h"
 #include "core/result.h"
+#include "core/wire.h"
 #include "dataplane/config/cluster_config.h"
+#include "dataplane/time/release_monitor.h"
 #include "dataplane/time/tsc_clock.h"
 
 namespace tob::dataplane {
 
-// One clock reading on its way from the RX role to the control role.
-struct ClockReading {  // 24 bytes: an rte_ring element
+// One clock reading on its way from the RX role to the control role, with the sender's wake-up
+// samples when its frame carried section 7 (time/release_monitor.h).
+struct ClockReading {  // 88 bytes: an rte_ring element
+  static constexpr uint16_t kWakeMalformed = 0xFFFF;
   int64_t local_ns;    // the frame's arrival on this node's local clock
   int64_t cycle;       // the cycle its header names
   uint16_t sender;
-  uint16_t pad[3];
+  uint16_t wake_count;  // samples in wake (0: none; kWakeMalformed: a section 7 that did not decode)
+  uint32_t pad;
+  core::WakeSample wake[core::kWakeSamplesMax];
 };
-static_assert(sizeof(ClockReading) == 24);
+static_assert(sizeof(ClockReading) == 88);
 
 // What /tob/clock shows (a snapshot the control lcore publishes once per round).
 struct ClockStatus {
@@ -95,12 +101,16 @@ class ClockDiscipline {
   bool may_send() const { return !applied() || sync_->may_send(); }
   core::ClockMap map() const { return sync_ ? sync_->map() : core::ClockMap{}; }
   uint64_t rounds() const { return sync_ ? sync_->stats().rounds : 0; }
+  // The release-skew monitor that gets the peers' wake-up samples with this node's offset to
+  // them (the control role's; nullptr: none).
+  void set_release_monitor(ReleaseMonitor* m) { release_ = m; }
   ClockStatus status(uint64_t now_tsc) const;
 
  private:
   ClockDiscipline(ClockSyncMode mode, TscClock& clock) : mode_(mode), clock_(&clock) {}
   void take(const ClockReading& r);
   void close_spread();
+  void pass_wake_samples(const ClockReading& r, int64_t dev);
   int64_t deviation_ns(const ClockReading& r) const;
 
   ClockSyncMode mode_;
@@ -119,6 +129,11 @@ class ClockDiscipline {
   int64_t spread_max_ns_ = 0;
   double delay_error_ns_ = 0;
   bool delay_error_seen_ = false;
+  // Per sender, the mean deviation of its readings (ewma): this clock minus the sender's, plus the
+  // delay error; less delay_error_ns_ it places the sender's wake-ups on this clock.
+  std::array<double, core::kMaxNodes> sender_dev_ns_{};
+  std::array<bool, core::kMaxNodes> sender_dev_seen_{};
+  ReleaseMonitor* release_ = nullptr;
 };
 
 }  // namespace tob::dataplane
