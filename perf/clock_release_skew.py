@@ -103,7 +103,7 @@ def main() -> int:
     result["daemon_estimate"] = [{k: r.get(k) for k in ("skew_count", "skew_p50_ns", "skew_p99_ns", "skew_max_ns",
                                                       "own_late_p50_ns", "own_late_p99_ns", "own_late_max_ns",
                                                       "instants_matched", "instants_alone", "instants_early",
-                                                      "samples_stale", "client_wakeups_lost", "own_no_room")}
+                                                      "samples_stale", "client_wakeups_lost", "peer_samples", "own_sent", "own_no_room")}
                                  for r in releases]
     result["clock"] = [{k: c.get(k) for k in ("offset_ns", "map_offset_ns", "rate_ppm", "spread_max_ns", "delay_error_ns")}
                        for c in clocks]

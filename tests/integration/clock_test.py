@@ -9,7 +9,10 @@ schedule's precision P = 1.25 ms), node 0 with `--clock-drift-ppm +100`, node 1 
    correct node is early or late, the self-check never fails, the corrections node 0 and node 1
    applied (map_offset_ns) make up for the 200 ppm between their knobs to within P, the learnt
    rate corrections are apart by more than 100 ppm, and every node's precision estimate
-   (spread_max_ns) stays below P.
+   (spread_max_ns) stays below P. For the first 20 s a client on every node waits for each
+   delivery's release instant: every daemon matches its peers' wake-ups to the instants
+   (/tob/release), and its skew p50 is within 250 us of the true one (each node's first wake-up
+   per instant on CLOCK_TAI, one kernel clock for all namespaces).
 2. `[timing] sync = off`, the same knobs: the offset between nodes 0 and 1 grows by 200 ppm;
    node 1 sees node 0's frames early once it exceeds P plus the one-way delay d:
        t_early = (r0 + r1) / 2 + (P + d) / 200e-6
@@ -26,7 +29,9 @@ Ends with `N passed, M failed`.
 """
 from __future__ import annotations
 
+import csv
 import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -49,6 +54,9 @@ DELAY_NS = 55_000  # [timing] delay_ns: the one-way delay /tob/clock measured he
 SYNC_S = float(os.environ.get("CLOCK_TEST_SYNC_S", "60"))
 DELAY_MAX_NS = 500_000  # the largest one-way delay the prediction allows
 COPY_GAP_NS = CYCLE_NS // NODES // 20  # the schedule's default copy gap: slot / 20
+LOAD = BUILD / "app/dpdk-tob-load/dpdk-tob-load"
+RELEASE_S = min(20.0, SYNC_S / 2)  # release clients run this long at the start of the synchronised phase
+RELEASE_TOLERANCE_NS = 250_000
 
 
 def env(sync: str) -> dict[str, str]:
@@ -74,11 +82,70 @@ def events_of(k: int) -> list[str]:
     return p.read_text().splitlines() if p.exists() else []
 
 
+def release_clients() -> list[subprocess.Popen]:
+    """One dpdk-tob-load per node that submits and waits for every delivery's release instant."""
+    procs = []
+    for k in range(NODES):
+        path = RUN / f"release{k}.csv"
+        path.unlink(missing_ok=True)
+        procs.append(subprocess.Popen(
+            ["ip", "netns", "exec", f"{NET}-n{k}", str(LOAD), "--proc-type=secondary", f"--file-prefix={NET}-node{k}",
+             "--no-pci", "--log-level=lib.eal:error", "--", "--cluster", "netns", "--duration", str(RELEASE_S),
+             "--drain", "1", "--progress", "0", "--rate", "10", "--pattern", "poisson", "--seed", str(k + 1),
+             "--release", "--out", str(path)], stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT))
+    return procs
+
+
+def instant_skews() -> list[int]:
+    """Per release instant that all nodes' clients waited for: the spread of each node's first wake-up
+    (CLOCK_TAI, one kernel clock for every namespace): the true skew the daemons estimate."""
+    first: dict[int, dict[int, int]] = {}
+    for k in range(NODES):
+        path = RUN / f"release{k}.csv"
+        if not path.exists():
+            continue
+        with path.open() as f:
+            for r in csv.DictReader(f):
+                per = first.setdefault(int(r["release_ns"]), {})
+                per[k] = min(per.get(k, int(r["woke_tai_ns"])), int(r["woke_tai_ns"]))
+    return sorted(max(v.values()) - min(v.values()) for v in first.values() if len(v) == NODES)
+
+
+def check_release(procs: list[subprocess.Popen]) -> None:
+    """The daemons' own estimate of the release skew (/tob/release) against the true one."""
+    rcs = [p.wait(timeout=RELEASE_S + 60) for p in procs]
+    if not check("four release clients run and detach cleanly", all(rc == 0 for rc in rcs), f"exit codes {rcs}"):
+        return
+    true = instant_skews()
+    rel = [tel(k, "/tob/release") for k in range(NODES)]
+    matched = [r["instants_matched"] for r in rel]
+    check("every daemon matches its peers' wake-ups to the release instants (/tob/release)",
+          len(true) >= 20 and all(r["estimating"] == 1 for r in rel) and all(m >= len(true) // 2 for m in matched)
+          and all(r["peer_samples_malformed"] == 0 for r in rel),
+          f"instants on all nodes (clients) {len(true)}, matched per daemon {matched}")
+    if not true:
+        return
+    true_p50 = true[len(true) // 2]
+    est = [r["skew_p50_ns"] for r in rel]
+    # The estimate places each peer by its clock readings: to within their error (100-150 us on
+    # af_packet, docs/experiments/clock.md), never a plausible figure for an implausible skew.
+    check(f"each daemon's skew p50 is within {RELEASE_TOLERANCE_NS // 1000} us of the true one",
+          all(abs(x - true_p50) <= RELEASE_TOLERANCE_NS for x in est)
+          and all(r["skew_p50_ns"] <= r["skew_p99_ns"] <= r["skew_max_ns"] * 1.04 for r in rel),
+          f"true per instant: p50 {true_p50} ns, max {true[-1]} ns; daemons p50 {est}, "
+          f"p99 {[r['skew_p99_ns'] for r in rel]}, max {[r['skew_max_ns'] for r in rel]}")
+    print(f"release skew over {len(true)} instants: true p50 {true_p50 / 1e3:.1f} us, p99 "
+          f"{true[min(len(true) - 1, int(len(true) * 0.99))] / 1e3:.1f} us, max {true[-1] / 1e3:.1f} us; daemons' "
+          f"estimates p50 {[round(x / 1e3, 1) for x in est]} us, max {[round(r['skew_max_ns'] / 1e3, 1) for r in rel]} us",
+          flush=True)
+
+
 def synchronised() -> None:
     e = env("inband")
     cluster(e, "down", check=False)
     cluster(e, "up", str(NODES))
     refs = [int(tel(k, "/tob/clock")["drift_ref_ns"]) for k in (0, 1)]
+    releases = release_clients()
     events0 = [len(events_of(k)) for k in range(NODES)]
     start = time.monotonic()
     broken = ""
@@ -113,6 +180,7 @@ def synchronised() -> None:
     spreads = [c["spread_max_ns"] for c in clocks]
     check(f"every node's precision estimate stays below P = {PRECISION_NS} ns", all(s < PRECISION_NS for s in spreads),
           f"spread_max_ns {spreads}, offset_max_ns {[c['offset_max_ns'] for c in clocks]}")
+    check_release(releases)
     print(f"clock: after {SYNC_S:.0f} s: map_offset_ns {[c['map_offset_ns'] for c in clocks]}, rate_ppm {rates}, "
           f"spread_max_ns {spreads}, delay_error_ns {[c['delay_error_ns'] for c in clocks]}", flush=True)
     cluster(e, "down", check=False)

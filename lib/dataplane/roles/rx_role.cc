@@ -89,15 +89,15 @@ void RxRole::note_clock_reading(const core::FrameView& view) {
   if (ctx_.clock_ring == nullptr || h.kind != core::FrameKind::slot || h.segment_index != 0 ||
       (h.flags & (core::kFlagSecondCopy | core::kFlagAux)) != 0)
     return;
-  if (!reading_ok_) {
-    ctx_.rx.clock_readings_stalled.add();
-    return;
-  }
-  ClockReading& r = readings_[reading_count_++];
-  r = {reading_local_ns_, static_cast<int64_t>(h.cycle), h.sender, 0, 0, {}};
-  // The sender's wake-ups for release instants (section 7): telemetry that rides on the reading.
+  // The sender's wake-ups for release instants (section 7): telemetry that rides on the reading,
+  // and goes on its own when the poll gap makes the frame no clock reading.
   core::SectionView s{};
-  if (view.find_section(core::SectionType::clock_sync, s)) {
+  const bool wake = view.find_section(core::SectionType::clock_sync, s);
+  if (!reading_ok_) ctx_.rx.clock_readings_stalled.add();
+  if (!reading_ok_ && !wake) return;
+  ClockReading& r = readings_[reading_count_++];
+  r = {reading_ok_ ? reading_local_ns_ : 0, static_cast<int64_t>(h.cycle), h.sender, 0, reading_ok_, {}, {}};
+  if (wake) {
     const int n = core::decode_wake_samples(s.body, r.wake);
     r.wake_count = n < 0 ? ClockReading::kWakeMalformed : static_cast<uint16_t>(n);
   }

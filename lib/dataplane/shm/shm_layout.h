@@ -59,7 +59,7 @@ enum class SlotState : uint32_t { free = 0, reserving, claimed, attached, refuse
 // (release); the control lcore reads the entries between its last count and the new one, then
 // the count again, and keeps an entry only if the writer cannot have started over it (index +
 // kWakeRing > count read after). Telemetry of the release skew (time/release_monitor.h).
-inline constexpr uint64_t kWakeRing = 3;
+inline constexpr uint64_t kWakeRing = 7;  // a client that catches up after a stall of 7 cycles
 struct alignas(64) WakeRing {
   std::atomic<uint64_t> count{0};
   struct Entry {
@@ -67,7 +67,7 @@ struct alignas(64) WakeRing {
     std::atomic<int64_t> late_ns{0};  // woke this long after release_ns, on the daemon's global clock
   } at[kWakeRing];
 };
-static_assert(sizeof(WakeRing) == 64);
+static_assert(sizeof(WakeRing) == 128);
 
 struct alignas(64) ClientSlot {
   // The claim (client) and the answer (control).

@@ -43,6 +43,7 @@ core::Result<ClockDiscipline> ClockDiscipline::create(const ClusterConfig& cfg, 
   // The poll-interval stamp's error is the interval: a quarter of the precision at most (so a
   // reading's error stays well inside what the self-check allows), 20..500 us.
   d.gap_max_ns_ = std::clamp<int64_t>(schedule.precision_ns / 4, 20'000, 500'000);
+  d.wake_clip_ns_ = static_cast<double>(4 * d.gap_max_ns_);
   return d;
 }
 
@@ -79,14 +80,19 @@ int64_t ClockDiscipline::deviation_ns(const ClockReading& r) const {
 }
 
 void ClockDiscipline::take(const ClockReading& r) {
+  if (r.sender >= schedule_->node_count()) return;
+  if (!r.timed) {  // only the sender's wake-ups
+    place_wake_samples(r, INT64_MAX);
+    return;
+  }
   sync_->on_frame(r.sender, r.cycle, r.local_ns);
-  if (!sync_->integrated() || r.sender >= schedule_->node_count()) return;
   const int64_t dev = deviation_ns(r);
+  place_wake_samples(r, dev);
+  if (!sync_->integrated()) return;
   if (std::llabs(dev) > sync_->config().deviation_max_ns) return;  // no clock reading (ClockSync agrees)
   delay_error_ns_ = delay_error_seen_ ? delay_error_ns_ + kDelayErrorGain * (static_cast<double>(dev) - delay_error_ns_)
                                       : static_cast<double>(dev);
   delay_error_seen_ = true;
-  pass_wake_samples(r, dev);
   if (r.cycle < spread_cycle_) return;
   if (r.cycle > spread_cycle_) {
     close_spread();
@@ -95,18 +101,29 @@ void ClockDiscipline::take(const ClockReading& r) {
   if (spread_count_ < core::kMaxNodes - 1) spread_values_[static_cast<size_t>(spread_count_++)] = dev;
 }
 
-void ClockDiscipline::pass_wake_samples(const ClockReading& r, int64_t dev) {
-  double& mean = sender_dev_ns_[r.sender];
-  mean = sender_dev_seen_[r.sender] ? mean + kSenderDevGain * (static_cast<double>(dev) - mean) : static_cast<double>(dev);
-  sender_dev_seen_[r.sender] = true;
-  if (release_ == nullptr || r.wake_count == 0) return;
+// Telemetry (time/release_monitor.h): places the sender's wake-ups for release instants on this
+// node's clock. Its offset to the sender is the sender's mean deviation less the mean of all
+// senders' (the part they share: the error in [timing] delay_ns), so the peers' average is taken
+// to be this clock. The mean takes every reading within a quarter cycle, not only the clock
+// readings (whose bound at short slots is below the poll-time stamps' error), each moving it by
+// at most wake_clip_ns_ / 16: the odd frame of a stalled sender hardly moves it.
+void ClockDiscipline::place_wake_samples(const ClockReading& r, int64_t dev) {
+  const size_t k = r.sender;
+  if (dev != INT64_MAX && std::llabs(dev) <= schedule_->cycle_ns() / 4) {
+    double& mean = sender_dev_ns_[k];
+    const double before = sender_dev_seen_[k] ? mean : 0;
+    mean = sender_dev_seen_[k] ? mean + kSenderDevGain * std::clamp(static_cast<double>(dev) - mean, -wake_clip_ns_, wake_clip_ns_)
+                               : static_cast<double>(dev);
+    senders_seen_ += sender_dev_seen_[k] ? 0 : 1;
+    sender_dev_seen_[k] = true;
+    sender_dev_sum_ += mean - before;
+  }
+  if (release_ == nullptr || r.wake_count == 0 || !sender_dev_seen_[k]) return;
   if (r.wake_count == ClockReading::kWakeMalformed) {
     release_->note_malformed();
     return;
   }
-  // This clock minus the sender's: its mean deviation less the part every sender shares (the
-  // error in [timing] delay_ns), so that a delay set wrong does not show as skew.
-  const auto offset = static_cast<int64_t>(mean - delay_error_ns_);
+  const auto offset = static_cast<int64_t>(sender_dev_ns_[k] - sender_dev_sum_ / senders_seen_);
   release_->on_peer(r.sender, std::span<const core::WakeSample>(r.wake, std::min<size_t>(r.wake_count, core::kWakeSamplesMax)),
                     offset);
 }

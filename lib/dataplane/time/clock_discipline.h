@@ -44,7 +44,8 @@ struct ClockReading {  // 88 bytes: an rte_ring element
   int64_t cycle;       // the cycle its header names
   uint16_t sender;
   uint16_t wake_count;  // samples in wake (0: none; kWakeMalformed: a section 7 that did not decode)
-  uint32_t pad;
+  bool timed;           // local_ns is a clock reading (false: the poll gap was too long; only wake)
+  uint8_t pad[3];
   core::WakeSample wake[core::kWakeSamplesMax];
 };
 static_assert(sizeof(ClockReading) == 88);
@@ -110,7 +111,7 @@ class ClockDiscipline {
   ClockDiscipline(ClockSyncMode mode, TscClock& clock) : mode_(mode), clock_(&clock) {}
   void take(const ClockReading& r);
   void close_spread();
-  void pass_wake_samples(const ClockReading& r, int64_t dev);
+  void place_wake_samples(const ClockReading& r, int64_t dev);
   int64_t deviation_ns(const ClockReading& r) const;
 
   ClockSyncMode mode_;
@@ -129,10 +130,13 @@ class ClockDiscipline {
   int64_t spread_max_ns_ = 0;
   double delay_error_ns_ = 0;
   bool delay_error_seen_ = false;
-  // Per sender, the mean deviation of its readings (ewma): this clock minus the sender's, plus the
-  // delay error; less delay_error_ns_ it places the sender's wake-ups on this clock.
+  // Per sender, the mean deviation of its readings (ewma, each step clipped to wake_clip_ns_):
+  // this clock minus the sender's, plus the delay error (place_wake_samples).
   std::array<double, core::kMaxNodes> sender_dev_ns_{};
   std::array<bool, core::kMaxNodes> sender_dev_seen_{};
+  double sender_dev_sum_ = 0;
+  int senders_seen_ = 0;
+  double wake_clip_ns_ = 0;
   ReleaseMonitor* release_ = nullptr;
 };
 

@@ -24,10 +24,10 @@ ReleaseMonitor::ReleaseMonitor(const core::Schedule& schedule, core::NodeId self
 }
 
 void ReleaseMonitor::tick(ClientSlot* slots, int64_t now_ns) {
+  read_clients(slots);  // every step: a client's ring holds only its last kWakeRing wake-ups
   const int64_t cycle = schedule_.cycle_of(now_ns);
   if (cycle == cycle_) return;
   cycle_ = cycle;
-  read_clients(slots);
   // Instants older than what the others still wait for are not sent again.
   size_t drop = 0;
   while (drop < own_count_ && own_[drop].release_ns + skew_.close_after_ns() <= now_ns) ++drop;

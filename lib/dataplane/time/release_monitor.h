@@ -1,16 +1,17 @@
 // The daemon's side of the release-skew telemetry (issue 19; docs/operations.md "Release skew:
 // /tob/release"; the estimator is core/release_skew.h).
 //
-// Once per cycle the control lcore reads its clients' new wake-ups (each slot's WakeRing,
-// shm/shm_layout.h), keeps this node's wake-up for its latest release instants (the latest of its
-// clients for each: the node acts when its last waiter has), and hands the TX path section 7
-// with them (core/wire.h), which the control role appends to the first copy of segment 0 of its
+// At every step the control lcore reads its clients' new wake-ups (each slot's WakeRing,
+// shm/shm_layout.h: 16 loads when nothing is new) and keeps this node's wake-up for its latest
+// release instants (the latest of its clients for each: the node acts when its last waiter has);
+// it hands the TX path section 7 with them (core/wire.h), which the control role appends to the first copy of segment 0 of its
 // slot frames when it fits. The clock discipline passes each peer's samples with its offset to
 // that peer (time/clock_discipline.h), so that every node's wake-up lands on this node's clock.
 // Instants old enough are closed into two histograms that telemetry reads lock-free: the skew
 // (spread over the nodes that reported the instant) and this node's own lateness.
 //
-// Hot path: no allocation, lock or system call; bounded work per cycle (16 slots, 64 instants).
+// Hot path: no allocation, lock or system call; bounded work per step (16 slots) and per cycle
+// (64 instants).
 #pragma once
 
 #include <array>
@@ -49,7 +50,7 @@ class ReleaseMonitor {
  public:
   ReleaseMonitor(const core::Schedule& schedule, core::NodeId self, bool estimating, ReleaseTelemetry& out);
 
-  // Control lcore, every step: does its work once per cycle.
+  // Control lcore, every step: reads the clients; closes instants and publishes once per cycle.
   void tick(ClientSlot* slots, int64_t now_ns);
   // A peer's section 7, with offset_ns = this node's global clock minus the peer's.
   void on_peer(core::NodeId sender, std::span<const core::WakeSample> samples, int64_t offset_ns);
