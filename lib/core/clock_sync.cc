@@ -165,16 +165,31 @@ bool ClockSync::integrate(int64_t local_ns) {
     r.seen = false;
   }
   ++integrate_rounds_;
-  if (count == 0) return false;
   // f liars need 2f + 1 peers to be outvoted: wait for that many (a node started mid-cycle hears
-  // part of a round). After integrate_wait_rounds with fewer (the cluster is starting: the others
-  // integrate too and are silent), a cold start on its own clock. Fewer than 2f + 1 peers cannot
+  // part of a round). After integrate_wait_rounds with fewer, none included (the cluster is
+  // starting: the others integrate too and are silent; or the readings are too rare: a daemon whose
+  // RX lcore sleeps takes few at 1 ms cycles, and one that heard a peer once and then none waited
+  // for ever), a cold start on its own clock. Fewer than 2f + 1 peers cannot
   // outvote f liars: a lone peer may be the liar (with f shrunk to what the values outvote, one
   // two-faced clock heard alone set every starting node apart by up to half its reach: sim seeds
   // 17 and 123 of the otfp clock sweep), and its own clock is no vote (a restarted node's is
   // unsynchronised). The bounded corrections bring it in from where it stands.
   const int f = config_.faults_tolerated;
-  if (count < 2 * f + 1) {
+  // The midpoint must be one the readings agree on: all but f of them within deviation_max_ns of
+  // it, as correct peers' are (within the hypothesis the midpoint lies among theirs). A frame sent
+  // late (otfp sends one that missed its instant up to a cycle late) or stamped after a stall reads
+  // as an offset of its lateness: two such among three peers made the midpoint theirs (a daemon at
+  // 1 ms cycles jumped 3.8 ms and stayed alone), and a jump then cannot be taken back.
+  int64_t m = 0;
+  bool agreed = false;
+  if (count >= 2 * f + 1) {
+    m = fault_tolerant_midpoint(values.data(), count, f);
+    int near = 0;
+    for (int k = 0; k < count; ++k) near += std::llabs(values[static_cast<size_t>(k)] - m) <= config_.deviation_max_ns ? 1 : 0;
+    agreed = near >= count - f;
+    if (!agreed) ++stats_.integrations_disagreed;
+  }
+  if (!agreed) {
     if (integrate_rounds_ < config_.integrate_wait_rounds) return false;
     stats_.senders_last = senders;
     stats_.round_last = round_;
@@ -183,7 +198,6 @@ bool ClockSync::integrate(int64_t local_ns) {
     ++round_;
     return true;
   }
-  const int64_t m = fault_tolerant_midpoint(values.data(), count, f);
   map_ = ClockMap{local_ns, map_.global_ns(local_ns) - m, 0, 0, config_.slew_ns};
   for (Reading& r : readings_[static_cast<size_t>((round_ + 1) & 1)]) r.seen = false;
   integrating_ = false;

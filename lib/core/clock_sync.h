@@ -33,8 +33,10 @@
 // fault-tolerant midpoint of their deviations, a jump either way; the driver starts its engine
 // only then (integrated()), or after hearing nobody for a while (end_integration(): a cold
 // start on its own clock). Peers heard, but fewer than 2f + 1 for integrate_wait_rounds rounds:
-// a cold start too (f liars are outvoted by 2f + 1 values only; its own clock is no vote). From
-// then on global time is monotone and corrections bounded.
+// a cold start too (f liars are outvoted by 2f + 1 values only; its own clock is no vote). All
+// values but f must lie within deviation_max_ns of the midpoint, else the round does not count
+// (integrations_disagreed): a frame sent late reads as an offset of its lateness.
+// From then on global time is monotone and corrections bounded.
 //
 // lib/core rules: no clock read here, no allocation after create().
 #pragma once
@@ -98,7 +100,9 @@ struct ClockSyncStats {
   uint64_t rounds_short = 0;        // closed with fewer than 2f + 1 values: no correction
   uint64_t integrations = 0;        // the map set at once from the peers (integration)
   uint64_t cold_starts = 0;         // integration ended on its own clock: peers heard, but fewer
-                                    // than 2f + 1 for integrate_wait_rounds rounds
+                                    // than 2f + 1 that agree for integrate_wait_rounds rounds
+  uint64_t integrations_disagreed = 0;  // integrating rounds with 2f + 1 peers heard, more than f
+                                        // of them beyond deviation_max_ns of the midpoint
   uint64_t rounds_clipped = 0;      // the midpoint exceeded step_max_ns
   uint64_t rounds_out = 0;          // the midpoint exceeded the precision: not sending
   uint64_t readings = 0;            // deviations taken

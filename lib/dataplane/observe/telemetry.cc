@@ -141,6 +141,7 @@ int cmd_clock(const char*, const char*, rte_tel_data* d) {
   rte_tel_data_add_dict_u64(d, "readings", s.readings);
   rte_tel_data_add_dict_u64(d, "readings_ignored", s.readings_ignored);
   rte_tel_data_add_dict_u64(d, "integrations", s.integrations);
+  rte_tel_data_add_dict_u64(d, "integrations_disagreed", s.integrations_disagreed);
   rte_tel_data_add_dict_u64(d, "tx_withheld", g_ctx->control.tx_withheld_clock.get());
   // The external source beside the in-band estimate: ptp4l's own measurement, asked now.
   if (g_info.ptp4l != nullptr) {

@@ -167,6 +167,7 @@ ClockStatus ClockDiscipline::status(uint64_t now_tsc) const {
   s.readings = st.readings;
   s.readings_ignored = st.readings_ignored;
   s.integrations = st.integrations;
+  s.integrations_disagreed = st.integrations_disagreed;
   return s;
 }
 

@@ -74,6 +74,7 @@ struct ClockStatus {
   uint64_t readings = 0;
   uint64_t readings_ignored = 0;
   uint64_t integrations = 0;
+  uint64_t integrations_disagreed = 0;  // integrating rounds whose 2f + 1 readings did not agree
 };
 
 class ClockDiscipline {
