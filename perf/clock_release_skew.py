@@ -42,12 +42,16 @@ def main() -> int:
     ap.add_argument("--seconds", type=float, default=30)
     ap.add_argument("--rate", type=float, default=20, help="messages per second per node")
     ap.add_argument("--out", type=Path, default=Path("/tmp/dpdk-tob-release-skew"))
+    ap.add_argument("--timing", action="append", default=[], metavar="KEY=VALUE",
+                    help="another [timing] line, e.g. precision_ns=50000 (repeatable)")
     a = ap.parse_args()
+    if any("=" not in x or "\\" in x or "\n" in x for x in a.timing):
+        ap.error("--timing takes KEY=VALUE, one [timing] line")
     if a.seconds <= 0 or a.seconds > 3600 or a.rate <= 0 or a.rate > 10_000:
         ap.error("--seconds within (0, 3600], --rate within (0, 10000]")
     a.out.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ, TOB_NET=NET, TOB_RUN_DIR=str(a.out / "run"), TOB_BUILD_DIR=str(BUILD),
-               TOB_STATUS_INTERVAL="5", TOB_CONFIG_EXTRA=f"sync = {a.sync}\\ndelay_ns = {a.delay_ns}",
+               TOB_STATUS_INTERVAL="5", TOB_CONFIG_EXTRA=f"sync = {a.sync}\\ndelay_ns = {a.delay_ns}" + "".join(f"\\n{x}" for x in a.timing),
                TOB_NODE_ARGS_0=f"--clock-drift-ppm {a.drift_ppm}", TOB_NODE_ARGS_1=f"--clock-drift-ppm {-a.drift_ppm}")
     cluster(env, "down", check=False)
     procs: list[subprocess.Popen] = []
