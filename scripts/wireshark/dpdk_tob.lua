@@ -72,7 +72,7 @@ local SECTION = {
   [4] = "retransmission request",
   [5] = "retransmission data",
   [6] = "IC round data",
-  [7] = "clock-sync sample",
+  [7] = "wake-up samples",
   [8] = "membership",
   [9] = "OTFP phase 1a",
   [10] = "OTFP phase 1b",
@@ -164,6 +164,9 @@ local F = {
   ic_message_bytes = ProtoField.uint32("tob.ic.message_bytes", "Round message bytes", base.DEC),
   ic_data = ProtoField.bytes("tob.ic.data", "Chunk data"),
 
+  wake_release = ProtoField.int64("tob.wake.release_ns", "Release instant (ns)", base.DEC),
+  wake_late = ProtoField.int32("tob.wake.late_ns", "Woke late by (ns)", base.DEC),
+  wake_reserved = ProtoField.uint32("tob.wake.reserved", "Reserved", base.HEX),
   members = ProtoField.uint64("tob.members", "Members", base.HEX),
   members_nodes = ProtoField.string("tob.members.nodes", "Member nodes"),
 
@@ -388,6 +391,24 @@ local function dissect_ic_round(body, tree, pinfo)
   return true
 end
 
+-- Type 7: 1..4 x (release_ns i64, late_ns i32, 0 u32): the sender's wake-ups for release instants
+-- (telemetry, docs/wire-format.md "Section 7: wake-up samples").
+local function dissect_wake(body, tree, pinfo)
+  local n = body:len()
+  if n == 0 or n % 16 ~= 0 or n > 64 then
+    return bad_section(tree, pinfo, string.format("wake-up samples of %d bytes, not 1 to 4 x 16", n))
+  end
+  for off = 0, n - 16, 16 do
+    local t = tree:add(body:range(off, 16), string.format("Wake-up: release %s, %d ns late",
+      tostring(body:range(off, 8):int64()), body:range(off + 8, 4):int()))
+    t:add(F.wake_release, body:range(off, 8))
+    t:add(F.wake_late, body:range(off + 8, 4))
+    t:add(F.wake_reserved, body:range(off + 12, 4))
+  end
+  tree:append_text(string.format(": %d instant%s", n / 16, n == 16 and "" or "s"))
+  return true
+end
+
 local function dissect_membership(body, tree, pinfo)
   if body:len() ~= 8 then
     return bad_section(tree, pinfo, string.format("membership body of %d bytes, not 8", body:len()))
@@ -453,6 +474,7 @@ local SECTION_DISSECTORS = {
   [4] = dissect_requests,
   [5] = dissect_retransmit_data,
   [6] = dissect_ic_round,
+  [7] = dissect_wake,
   [8] = dissect_membership,
   [9] = dissect_ballot_instance(F.low),
   [10] = dissect_phase1b,

@@ -296,20 +296,27 @@ void ic_frame() {
 }
 
 void other_sections() {
-  // 6. The reserved clock-sync type and a type no version defines: shown as bytes, not refused.
+  // 6. Wake-up samples (section 7, appended as the daemon does) and a type no version defines:
+  // the samples decoded, the unknown type shown as bytes, nothing refused.
   Bytes buf(1500);
   FrameWriter w(buf);
   w.begin(header(0, 3));
-  const uint8_t sample[] = {1, 2, 3, 4};
-  w.add_section(SectionType::clock_sync, 0, sample);
-  w.add_section(static_cast<SectionType>(99), 0, sample);
+  const uint8_t raw[] = {1, 2, 3, 4};
+  w.add_section(static_cast<SectionType>(99), 0, raw);
   const size_t n = w.finish();
   if (n == 0) fail("other sections");
-  buf.resize(n);
+  const WakeSample samples[] = {{1'795'000'000'000'000'000, 42'000}, {1'795'000'000'001'000'000, -5}};
+  uint8_t body[2 * kWakeSampleBytes];
+  const size_t grown = append_section(buf, n, SectionType::clock_sync, 0,
+                                      std::span<const uint8_t>(body, encode_wake_samples(samples, body)));
+  if (grown == 0) fail("wake-up samples");
+  buf.resize(grown);
   Fields f;
-  f["tob.section.type"] = {"7", "99"};
+  f["tob.section.type"] = {"99", "7"};
+  f["tob.wake.release_ns"] = {"1795000000000000000", "1795000000001000000"};
+  f["tob.wake.late_ns"] = {"42000", "-5"};
   f["tob.crc.status"] = {"1"};
-  add("clock-sync and unknown section", buf, 0, f);
+  add("unknown section and wake-up samples", buf, 0, f);
 }
 
 void write_pcap(const char* path) {
