@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 
 namespace tob::dataplane {
 
@@ -211,17 +212,14 @@ int cmd_release(const char*, const char*, rte_tel_data* d) {
   put("skew", g_ctx->release.skew);
   put("own_late", g_ctx->release.own_late);
   rte_tel_data_add_dict_int(d, "close_after_ns", clamp_int(c.close_after_ns));
-  rte_tel_data_add_dict_u64(d, "instants_matched", c.skew.instants_matched);
-  rte_tel_data_add_dict_u64(d, "instants_alone", c.skew.instants_alone);
-  rte_tel_data_add_dict_u64(d, "instants_early", c.skew.instants_early);
-  rte_tel_data_add_dict_u64(d, "samples", c.skew.samples);
-  rte_tel_data_add_dict_u64(d, "samples_stale", c.skew.samples_stale);
-  rte_tel_data_add_dict_u64(d, "client_wakeups", c.client_wakeups);
-  rte_tel_data_add_dict_u64(d, "client_wakeups_lost", c.client_wakeups_lost);
-  rte_tel_data_add_dict_u64(d, "peer_samples", c.peer_samples);
-  rte_tel_data_add_dict_u64(d, "peer_samples_malformed", c.peer_samples_malformed);
-  rte_tel_data_add_dict_u64(d, "own_sent", c.own_sent);
-  rte_tel_data_add_dict_u64(d, "own_no_room", c.own_no_room);
+  const std::pair<const char*, uint64_t> counters[] = {
+      {"instants_matched", c.skew.instants_matched}, {"instants_alone", c.skew.instants_alone},
+      {"instants_early", c.skew.instants_early},     {"samples", c.skew.samples},
+      {"samples_stale", c.skew.samples_stale},       {"client_wakeups", c.client_wakeups},
+      {"client_wakeups_lost", c.client_wakeups_lost}, {"peer_samples", c.peer_samples},
+      {"peer_samples_malformed", c.peer_samples_malformed}, {"own_sent", c.own_sent},
+      {"own_no_room", c.own_no_room}};
+  for (const auto& [name, value] : counters) rte_tel_data_add_dict_u64(d, name, value);
   return 0;
 }
 
