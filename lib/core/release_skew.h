@@ -46,7 +46,7 @@ class ReleaseSkew {
   // minus the instant, INT64_MIN when it did not report.
   template <class F>
   void close(int64_t now_ns, F&& on_closed) {
-    for (int i = oldest(); i >= 0 && instants_[static_cast<size_t>(i)].release_ns + close_after_ns_ <= now_ns; i = oldest())
+    for (int i = oldest(); i >= 0 && instants_[static_cast<size_t>(i)].release_ns <= now_ns - close_after_ns_; i = oldest())
       close_one(i, on_closed);
   }
 

@@ -398,8 +398,10 @@ class Ctx:
 
 
 def clock_section(rng: random.Random) -> Section:
-    """A clock-sync section (reserved type: receivers skip it) with a few random body bytes."""
-    return (SECTION_CLOCK_SYNC, 0, rng.randbytes(rng.randrange(0, 24)))
+    """A section 7 of 1 to 4 wake-up samples (release_ns i64, late_ns i32, 0 u32): telemetry that
+    the engines skip; its instants are random, far from now, so the daemons set them aside."""
+    return (SECTION_CLOCK_SYNC, 0, b"".join(struct.pack(">qiI", rng.randrange(-2**63, 2**63), rng.randrange(-2**31, 2**31), 0)
+                                            for _ in range(rng.randrange(1, 5))))
 
 
 def base_payload(ctx: Ctx, rng: random.Random, i: int, **changes: int) -> bytes:

@@ -217,7 +217,7 @@ int cmd_release(const char*, const char*, rte_tel_data* d) {
       {"instants_early", c.skew.instants_early},     {"samples", c.skew.samples},
       {"samples_stale", c.skew.samples_stale},       {"client_wakeups", c.client_wakeups},
       {"client_wakeups_lost", c.client_wakeups_lost}, {"peer_samples", c.peer_samples},
-      {"peer_samples_malformed", c.peer_samples_malformed}, {"own_sent", c.own_sent},
+      {"peer_samples_malformed", c.peer_samples_malformed}, {"implausible", c.implausible}, {"own_sent", c.own_sent},
       {"own_no_room", c.own_no_room}};
   for (const auto& [name, value] : counters) rte_tel_data_add_dict_u64(d, name, value);
   return 0;

@@ -24,13 +24,14 @@ ReleaseMonitor::ReleaseMonitor(const core::Schedule& schedule, core::NodeId self
 }
 
 void ReleaseMonitor::tick(ClientSlot* slots, int64_t now_ns) {
+  now_ns_ = now_ns;
   read_clients(slots);  // every step: a client's ring holds only its last kWakeRing wake-ups
   const int64_t cycle = schedule_.cycle_of(now_ns);
   if (cycle == cycle_) return;
   cycle_ = cycle;
   // Instants older than what the others still wait for are not sent again.
   size_t drop = 0;
-  while (drop < own_count_ && own_[drop].release_ns + skew_.close_after_ns() <= now_ns) ++drop;
+  while (drop < own_count_ && own_[drop].release_ns <= now_ns - skew_.close_after_ns()) ++drop;
   if (drop > 0) {
     std::copy(own_.begin() + static_cast<std::ptrdiff_t>(drop), own_.begin() + static_cast<std::ptrdiff_t>(own_count_),
               own_.begin());
@@ -74,7 +75,18 @@ void ReleaseMonitor::read_clients(ClientSlot* slots) {
   }
 }
 
+// A sample whose instant or lateness no correct node could report (a forged frame's, a client's
+// made-up delivery): set aside before any arithmetic on it can overflow.
+bool ReleaseMonitor::plausible(const core::WakeSample& s) const {
+  return now_ns_ != INT64_MIN && s.release_ns > now_ns_ - kPlausibleNs && s.release_ns < now_ns_ + kPlausibleNs &&
+         s.late_ns > -kPlausibleNs && s.late_ns < kPlausibleNs;
+}
+
 void ReleaseMonitor::take_own(int64_t release_ns, int64_t late_ns) {
+  if (!plausible({release_ns, late_ns})) {
+    ++counts_.implausible;
+    return;
+  }
   skew_.add(self_, release_ns, release_ns + late_ns);
   for (size_t i = 0; i < own_count_; ++i) {
     if (own_[i].release_ns != release_ns) continue;
@@ -105,6 +117,10 @@ void ReleaseMonitor::encode_own() {
 
 void ReleaseMonitor::on_peer(core::NodeId sender, std::span<const core::WakeSample> samples, int64_t offset_ns) {
   for (const core::WakeSample& s : samples) {
+    if (!plausible(s) || offset_ns <= -kPlausibleNs || offset_ns >= kPlausibleNs) {
+      ++counts_.implausible;
+      continue;
+    }
     ++counts_.peer_samples;
     skew_.add(sender, s.release_ns, s.release_ns + s.late_ns + offset_ns);
   }

@@ -32,6 +32,7 @@ struct ReleaseCounts {
   uint64_t client_wakeups_lost = 0;  // overwritten in a client's ring before the control lcore read them
   uint64_t peer_samples = 0;         // wake-ups of peers received (section 7) with an offset to place them
   uint64_t peer_samples_malformed = 0;
+  uint64_t implausible = 0;          // own or peers' samples more than 10 s from now: set aside
   uint64_t own_sent = 0;             // frames that carried this node's section 7
   uint64_t own_no_room = 0;          // frames it did not fit in
   core::ReleaseSkewStats skew;
@@ -60,6 +61,8 @@ class ReleaseMonitor {
   void note_sent(bool fitted) { ++(fitted ? counts_.own_sent : counts_.own_no_room); }
 
  private:
+  static constexpr int64_t kPlausibleNs = 10'000'000'000;  // 10 s either way of now
+  bool plausible(const core::WakeSample& s) const;
   void read_clients(ClientSlot* slots);
   void take_own(int64_t release_ns, int64_t late_ns);
   void encode_own();
@@ -69,6 +72,7 @@ class ReleaseMonitor {
   ReleaseTelemetry& out_;
   core::ReleaseSkew skew_;
   int64_t cycle_ = INT64_MIN;
+  int64_t now_ns_ = INT64_MIN;  // as of the last tick
   std::array<uint64_t, kClientSlots> seen_{};
   std::array<core::WakeSample, core::kWakeSamplesMax> own_{};  // by release instant, oldest first
   size_t own_count_ = 0;
