@@ -23,6 +23,9 @@
 #   TOB_RT_PRIORITY [10]          SCHED_FIFO priority of the daemons' lcores with idle sleep (0: off)
 #   TOB_LCORES [0@(0-N)]          EAL --lcores of each daemon (default: main lcore floats on all CPUs)
 #   TOB_LCORES_K []               EAL --lcores of node K only (e.g. "0@1" pins it to CPU 1)
+#   TOB_CPUS_K []                 CPUs node K's whole process may use (taskset -c): its EAL control
+#                                 threads (tob-io, tob-log, telemetry) too, which DPDK otherwise
+#                                 places on the CPUs its lcores leave free, i.e. another node's
 #   TOB_DAEMON_ARGS []            extra daemon options for every node, e.g. "--gen-rate 50"
 #   TOB_NODE_ARGS_K []            extra daemon options for node K only
 #   TOB_ORDER [mars]              ordering engine: mars or otfp (otfp logs to RUN/acceptor-K.log)
@@ -172,12 +175,14 @@ start_node() {
   lcores=${TOB_LCORES:-"0@(0-$(($(nproc) - 1)))"}
   local lcores_var="TOB_LCORES_$k"
   lcores=${!lcores_var:-$lcores}
+  local cpus_var="TOB_CPUS_$k" pin=()
+  [ -z "${!cpus_var:-}" ] || pin=(taskset -c "${!cpus_var}")
   local rt=${TOB_RT_PRIORITY:-10}
   [ "$idle" = sleep ] || rt=0  # a polling loop under SCHED_FIFO would be throttled
   rm -rf "/var/run/dpdk/$prefix$k"
   # shellcheck disable=SC2086  # extra options are words on purpose
   # Own session: the cluster outlives the shell that started it and its terminal's signals.
-  setsid ip netns exec "$ns" "$daemon" --no-pci --file-prefix "$prefix$k" --lcores "$lcores" \
+  setsid ip netns exec "$ns" "${pin[@]}" "$daemon" --no-pci --file-prefix "$prefix$k" --lcores "$lcores" \
     --vdev "$(vdev_of "$k")" -- \
     --config "$run/cluster.ini" --node-id "$k" --profile "$profile" --idle "$idle" --rt-priority "$rt" \
     --deliveries "$run/node$k.deliveries" --deliveries-format "${TOB_DELIVERIES_FORMAT:-text}" --events "$run/node$k.events" \
