@@ -28,7 +28,7 @@ bool TxRole::load_head() {
   return true;
 }
 
-void TxRole::wait_until(uint64_t deadline_tsc, TxMethod method) const {
+void TxRole::wait_until(uint64_t deadline_tsc, TxMethod method) {
   const auto sleep_until = [&](uint64_t until_tsc) {
     const uint64_t now = __rdtsc();
     if (until_tsc <= now) return;
@@ -42,7 +42,7 @@ void TxRole::wait_until(uint64_t deadline_tsc, TxMethod method) const {
   };
   // The spin also keeps the largest gap between two consecutive TSC reads in it: time the vCPU
   // or the loop was away (an interrupt, the hypervisor), the usual cause of a late frame. It is
-  // counted after the send (note_spin_gap): a shared counter's cache line between the instant and
+  // counted after the send (send_head): a shared counter's cache line between the instant and
   // the call was a tenth of a microsecond of TX error.
   const auto spin_until = [this](uint64_t until_tsc) {
     uint64_t prev = __rdtsc(), gap_max = 0;

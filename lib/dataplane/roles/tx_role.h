@@ -32,7 +32,7 @@ class TxRole {
   bool load_head();
   // Inlined into send_head: nothing but the spin's exit lies between the instant and the send
   // call's TSC (each call was some 10 ns of TX error).
-  [[gnu::always_inline]] inline void wait_until(uint64_t deadline_tsc, TxMethod method) const;
+  [[gnu::always_inline]] inline void wait_until(uint64_t deadline_tsc, TxMethod method);
   unsigned send_head();  // frames handled: sent, failed or missed
   void stamp_launch(rte_mbuf* m, uint64_t deadline_tsc);
   [[gnu::always_inline]] inline void transmit_burst(unsigned n, bool record_error);
@@ -45,7 +45,7 @@ class TxRole {
   uint64_t lead_ticks_ = 0;
   uint64_t hybrid_ticks_ = 0;
   double ns_per_tick_ = 1;
-  mutable uint64_t spin_gap_ticks_ = 0;  // the last spin's largest gap, counted after its send
+  uint64_t spin_gap_ticks_ = 0;  // the last spin's largest gap, counted after its send
   Pending burst_[kBurstMax];
   rte_mbuf* burst_mbufs_[kBurstMax];  // the same frames, ready for rte_eth_tx_burst
 };

@@ -82,12 +82,13 @@ int64_t ClockDiscipline::deviation_ns(const ClockReading& r) const {
 void ClockDiscipline::take(const ClockReading& r) {
   if (r.sender >= schedule_->node_count()) return;
   if (!r.timed) {  // only the sender's wake-ups
-    place_wake_samples(r, INT64_MAX);
+    place_wake_samples(r);
     return;
   }
   sync_->on_frame(r.sender, r.cycle, r.local_ns);
   const int64_t dev = deviation_ns(r);
-  place_wake_samples(r, dev);
+  note_sender_deviation(r.sender, dev);
+  place_wake_samples(r);
   if (!sync_->integrated()) return;
   if (std::llabs(dev) > sync_->config().deviation_max_ns) return;  // no clock reading (ClockSync agrees)
   delay_error_ns_ = delay_error_seen_ ? delay_error_ns_ + kDelayErrorGain * (static_cast<double>(dev) - delay_error_ns_)
@@ -107,23 +108,28 @@ void ClockDiscipline::take(const ClockReading& r) {
 // to be this clock. The mean takes every reading within a quarter cycle, not only the clock
 // readings (whose bound at short slots is below the poll-time stamps' error), each moving it by
 // at most wake_clip_ns_ / 16: the odd frame of a stalled sender hardly moves it.
-void ClockDiscipline::place_wake_samples(const ClockReading& r, int64_t dev) {
-  const size_t k = r.sender;
-  if (dev != INT64_MAX && std::llabs(dev) <= schedule_->cycle_ns() / 4) {
-    double& mean = sender_dev_ns_[k];
-    const double before = sender_dev_seen_[k] ? mean : 0;
-    mean = sender_dev_seen_[k] ? mean + kSenderDevGain * std::clamp(static_cast<double>(dev) - mean, -wake_clip_ns_, wake_clip_ns_)
-                               : static_cast<double>(dev);
-    senders_seen_ += sender_dev_seen_[k] ? 0 : 1;
-    sender_dev_seen_[k] = true;
-    sender_dev_sum_ += mean - before;
-  }
-  if (release_ == nullptr || r.wake_count == 0 || !sender_dev_seen_[k]) return;
+void ClockDiscipline::note_sender_deviation(core::NodeId sender, int64_t dev) {
+  if (std::llabs(dev) > schedule_->cycle_ns() / 4) return;
+  double& mean = sender_dev_ns_[sender];
+  const auto d = static_cast<double>(dev);
+  mean = sender_dev_seen_[sender] ? mean + kSenderDevGain * std::clamp(d - mean, -wake_clip_ns_, wake_clip_ns_) : d;
+  sender_dev_seen_[sender] = true;
+}
+
+void ClockDiscipline::place_wake_samples(const ClockReading& r) {
+  if (release_ == nullptr || r.wake_count == 0 || !sender_dev_seen_[r.sender]) return;
   if (r.wake_count == ClockReading::kWakeMalformed) {
     release_->note_malformed();
     return;
   }
-  const auto offset = static_cast<int64_t>(sender_dev_ns_[k] - sender_dev_sum_ / senders_seen_);
+  double sum = 0;
+  int seen = 0;
+  for (int k = 0; k < schedule_->node_count(); ++k) {
+    if (!sender_dev_seen_[static_cast<size_t>(k)]) continue;
+    sum += sender_dev_ns_[static_cast<size_t>(k)];
+    ++seen;
+  }
+  const auto offset = static_cast<int64_t>(sender_dev_ns_[r.sender] - sum / seen);
   release_->on_peer(r.sender, std::span<const core::WakeSample>(r.wake, std::min<size_t>(r.wake_count, core::kWakeSamplesMax)),
                     offset);
 }

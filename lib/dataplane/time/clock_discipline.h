@@ -112,7 +112,8 @@ class ClockDiscipline {
   ClockDiscipline(ClockSyncMode mode, TscClock& clock) : mode_(mode), clock_(&clock) {}
   void take(const ClockReading& r);
   void close_spread();
-  void place_wake_samples(const ClockReading& r, int64_t dev);
+  void note_sender_deviation(core::NodeId sender, int64_t dev);
+  void place_wake_samples(const ClockReading& r);
   int64_t deviation_ns(const ClockReading& r) const;
 
   ClockSyncMode mode_;
@@ -132,11 +133,9 @@ class ClockDiscipline {
   double delay_error_ns_ = 0;
   bool delay_error_seen_ = false;
   // Per sender, the mean deviation of its readings (ewma, each step clipped to wake_clip_ns_):
-  // this clock minus the sender's, plus the delay error (place_wake_samples).
+  // this clock minus the sender's, plus the delay error (note_sender_deviation).
   std::array<double, core::kMaxNodes> sender_dev_ns_{};
   std::array<bool, core::kMaxNodes> sender_dev_seen_{};
-  double sender_dev_sum_ = 0;
-  int senders_seen_ = 0;
   double wake_clip_ns_ = 0;
   ReleaseMonitor* release_ = nullptr;
 };

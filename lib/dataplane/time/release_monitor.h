@@ -4,8 +4,8 @@
 // At every step the control lcore reads its clients' new wake-ups (each slot's WakeRing,
 // shm/shm_layout.h: 16 loads when nothing is new) and keeps this node's wake-up for its latest
 // release instants (the latest of its clients for each: the node acts when its last waiter has);
-// it hands the TX path section 7 with them (core/wire.h), which the control role appends to the first copy of segment 0 of its
-// slot frames when it fits. The clock discipline passes each peer's samples with its offset to
+// the control role appends them as section 7 (core/wire.h) to the first copy of segment 0 of its
+// slot frames when they fit. The clock discipline passes each peer's samples with its offset to
 // that peer (time/clock_discipline.h), so that every node's wake-up lands on this node's clock.
 // Instants old enough are closed into two histograms that telemetry reads lock-free: the skew
 // (spread over the nodes that reported the instant) and this node's own lateness.
