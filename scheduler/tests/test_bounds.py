@@ -102,24 +102,25 @@ def _solve_pathsets(net, fixed: bool):
 
 
 @pytest.mark.parametrize("seed", range(8))
-@pytest.mark.parametrize("stage", ["short decision", "cut rounds", "no first exact colouring"])
+@pytest.mark.parametrize("stage", ["CP-SAT decision", "cut rounds", "no first exact colouring"])
 def test_each_stage_alone_keeps_counts_bounds_and_proofs_right(monkeypatch: pytest.MonkeyPatch, seed: int,
                                                                stage: str) -> None:
     """Forces the solve through one stage of pathset.py by disabling those before it, on small
     instances at 3-4 slots, and checks it against the plain MIP: the short decision between the
-    pumps (no pump iterations; its time limit raised so that it decides), the cut rounds (no
+    pumps (no pump iterations; its budget raised so that it decides), the cut rounds (no
     pump, no greedy start, no decision), the pipeline without the first exact colouring."""
-    from tobsched import pathset
+    from tobsched import cpsat, pathset
 
-    if stage == "short decision":
+    if stage == "CP-SAT decision":
         monkeypatch.setattr(pathset, "PUMP_WARM_ITERATIONS", 0)
         monkeypatch.setattr(pathset, "PUMP_COLD_ITERATIONS", 0)
-        monkeypatch.setattr(pathset, "QUICK_DECIDE_S", 30.0)
+        monkeypatch.setattr(pathset, "CPSAT_DECIDE_DTIME", 30.0)
     elif stage == "cut rounds":
         monkeypatch.setattr(pathset, "PUMP_WARM_ITERATIONS", 0)
         monkeypatch.setattr(pathset, "PUMP_COLD_ITERATIONS", 0)
         monkeypatch.setattr(pathset, "PUMP_COLD2_ITERATIONS", 0)
         monkeypatch.setattr(pathset, "schedule_of_size", lambda *args: (None, []))
+        monkeypatch.setattr(cpsat, "schedule_of_size", lambda *args, **kwargs: (None, []))
         monkeypatch.setattr(pathset, "greedy_assign", lambda n, cands, slots: [None] * n)
     else:
         monkeypatch.setattr(pathset, "EXACT_FIRST_NODES", 0)
@@ -131,14 +132,14 @@ def test_each_stage_alone_keeps_counts_bounds_and_proofs_right(monkeypatch: pyte
         count, proven, upper, notes = _solve_pathsets(net, fixed)
         assert count <= best and (upper is None or upper >= best), (count, upper, best, notes)
         assert proven and count == best == upper, (count, upper, best, notes)
-        if stage == "short decision" and any("short" in n for n in notes):
-            assert not any("(short): undecided" in n for n in notes), notes
+        if stage == "CP-SAT decision":
+            assert not any("(CP-SAT): undecided" in n for n in notes), notes
 
 
 def test_the_short_decision_proves_a_bound_above_the_optimum() -> None:
-    # rrg3 seed 1, 110 flows, 3 slots, S/PR: master bound 55, optimum 54 (CBC proves 54 too). The
-    # short decision proves that no schedule of 55 exists; if the machine is too slow for its
-    # time limit, the later stages must still give the same proven answer.
+    # rrg3 seed 1, 110 flows, 3 slots, S/PR: master bound 55, optimum 54 (CBC proves 54 too). A
+    # decision proves that no schedule of 55 exists (CP-SAT's within its budget of deterministic
+    # time, so on any machine); the later stages must give the same proven answer without it.
     net = network_from_obj(generate(TopologyParams(model="rrg", degree=3), flows=110, slots=3, seed=1))
     count, proven, upper, notes = _solve_pathsets(net, fixed=False)
     assert proven and count == upper == 54, (count, upper, notes)

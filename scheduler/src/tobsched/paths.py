@@ -89,3 +89,15 @@ def candidates(net: Network, fixed: bool) -> list[Candidate]:
         for p in chosen:
             out.append(Candidate(i, p, index.path_arcs(p)))
     return out
+
+
+def by_flow_and_arc(cands: list[Candidate]) -> tuple[list[list[int]], list[list[int]]]:
+    """The candidates' indices grouped by flow and by directed link (each group in index order,
+    the groups in order of first appearance)."""
+    by_flow: dict[int, list[int]] = {}
+    by_arc: dict[int, list[int]] = {}
+    for ci, c in enumerate(cands):
+        by_flow.setdefault(c.flow, []).append(ci)
+        for a in c.arcs:
+            by_arc.setdefault(a, []).append(ci)
+    return list(by_flow.values()), list(by_arc.values())

@@ -9,10 +9,10 @@ could not colour an exact DSatur branch and bound with a small node budget, then
 here, in milliseconds.
 When the colouring fails, the master's bound is usually the optimum and a schedule meeting it is
 what is missing. In order (_pumps), each stopping as soon as the bound is met: a feasibility pump
-on the slot LP (pump.py) from the master's colouring, the same pump from the LP optimum, a short
-slot MIP that decides whether a schedule of the bound's size exists (a proof that none does
-lowers the bound by one), the cold pump again with another seed, greedy, the same decision with
-a longer time limit.
+on the slot LP (pump.py) from the master's colouring; CP-SAT deciding whether a schedule of the
+bound's size exists (cpsat.py; a proof that none does lowers the bound by one), within a budget
+of deterministic time; the same pump from the LP optimum, then again with another seed; greedy;
+the slot MIP of HiGHS deciding the same question with a longer time limit.
 Then the rounds: a component that cannot be coloured gives a cut (each clique of more than T paths
 a clique cut, else a minimal non-colourable core) and the master is solved again. If that does
 not settle it within ROUNDS_MAX rounds, the symmetry-broken slot ILP runs with the master's bound
@@ -25,6 +25,7 @@ import time
 
 import numpy as np
 
+from tobsched import cpsat
 from tobsched.coloring import (
     components,
     conflict_graph,
@@ -35,7 +36,7 @@ from tobsched.coloring import (
 )
 from tobsched.greedy import Assignment, greedy_assign
 from tobsched.highs_model import MipResult, RowBuilder, SolveOptions, solve_max
-from tobsched.paths import Candidate
+from tobsched.paths import Candidate, by_flow_and_arc
 from tobsched.pump import feasibility_pump
 from tobsched.slot_ilp import schedule_of_size, solve_slot_ilp
 
@@ -46,16 +47,16 @@ PUMP_COLD_ITERATIONS = 8
 PUMP_COLD2_ITERATIONS = 17
 # Time for deciding whether a schedule meets the master's bound (slot_ilp.schedule_of_size).
 DECIDE_TIME_S = 1.0
-# The short decision between the two pumps.
-QUICK_DECIDE_S = 0.15
+# CP-SAT's decision after the warm pump: its budget of deterministic time (cpsat.py), 0 to skip it.
+CPSAT_DECIDE_DTIME = cpsat.DETERMINISTIC_TIME
 # Node budget of the first exact colouring of a component DSatur could not colour.
 EXACT_FIRST_NODES = 300
 
 
 # The order of the steps between the master and greedy: (start, iterations, perturbation seed)
-# of each pump, "decide" for the short decision. Read at each solve (tests change the constants).
+# of each pump, "decide" for CP-SAT's decision. Read at each solve (tests change the constants).
 def _pumps() -> list[tuple[str, int, int]]:
-    return [("warm", PUMP_WARM_ITERATIONS, 0), ("cold", PUMP_COLD_ITERATIONS, 0), ("decide", 0, 0),
+    return [("warm", PUMP_WARM_ITERATIONS, 0), ("decide", 0, 0), ("cold", PUMP_COLD_ITERATIONS, 0),
             ("cold", PUMP_COLD2_ITERATIONS, 1)]
 
 
@@ -70,16 +71,11 @@ class Deadline:
 def _master_rows(cands: list[Candidate], slots: int, cuts: list[tuple[list[int], int]]) -> RowBuilder:
     """At most one candidate per flow, at most `slots` chosen paths per directed link, the cuts."""
     rows = RowBuilder()
-    by_flow: dict[int, list[int]] = {}
-    by_arc: dict[int, list[int]] = {}
-    for ci, c in enumerate(cands):
-        by_flow.setdefault(c.flow, []).append(ci)
-        for a in c.arcs:
-            by_arc.setdefault(a, []).append(ci)
-    for members in by_flow.values():
+    by_flow, by_arc = by_flow_and_arc(cands)
+    for members in by_flow:
         if len(members) > 1:
             rows.add(members, -np.inf, 1.0)
-    for members in by_arc.values():
+    for members in by_arc:
         if len({cands[ci].flow for ci in members}) > slots:
             rows.add(members, -np.inf, float(slots))
     for members, bound in cuts:
@@ -185,13 +181,18 @@ def solve_pathsets(
     def sub(limit_share: float = 1.0) -> SolveOptions:
         return SolveOptions(deadline.left() * limit_share, opts.mip_gap, opts.threads)
 
-    def decide(seconds: float, label: str) -> tuple[bool | None, list[Assignment]]:
-        """A schedule of `upper` flows within `seconds`, or a proof that none exists: then the
-        bound drops by one, with the cut that says so (True / False / None: undecided)."""
+    def decide(label: str) -> tuple[bool | None, list[Assignment]]:
+        """A schedule of `upper` flows, or a proof that none exists: then the bound drops by one,
+        with the cut that says so (True / False / None: undecided). CP-SAT within its budget of
+        deterministic time (label "CP-SAT"), else HiGHS within DECIDE_TIME_S."""
         nonlocal upper
-        exists, got = schedule_of_size(num_flows, cands, slots, upper,
-                                       SolveOptions(min(seconds, deadline.left()), 0.0, opts.threads))
-        notes.append(f"schedule of {upper} flows{label}: "
+        if label == "CP-SAT":
+            exists, got = cpsat.schedule_of_size(num_flows, cands, slots, upper, time_limit_s=deadline.left(),
+                                                 deterministic_time=CPSAT_DECIDE_DTIME)
+        else:
+            exists, got = schedule_of_size(num_flows, cands, slots, upper,
+                                           SolveOptions(min(DECIDE_TIME_S, deadline.left()), 0.0, opts.threads))
+        notes.append(f"schedule of {upper} flows ({label}): "
                      f"{'found' if exists else 'none' if exists is False else 'undecided'}")
         if exists is False:
             upper -= 1
@@ -223,11 +224,12 @@ def solve_pathsets(
             # then a short decision, then the LP optimum again with another perturbation seed.
             for pump_start, iterations, seed in _pumps():
                 if pump_start == "decide":
-                    # A short try at deciding the bound: when the bound is above the optimum no
-                    # pump can meet it, and HiGHS often proves that at the root.
-                    if QUICK_DECIDE_S <= 0:
+                    # When the bound is above the optimum no pump can meet it, and when it is not
+                    # the pumps often stall a flow short: CP-SAT settles most of these in tens to
+                    # hundreds of milliseconds.
+                    if CPSAT_DECIDE_DTIME <= 0:
                         continue
-                    exists, got = decide(QUICK_DECIDE_S, " (short)")
+                    exists, got = decide("CP-SAT")
                     if exists:
                         return got, True, upper, notes
                     if exists is False:
@@ -255,7 +257,7 @@ def solve_pathsets(
                 return best, True, upper, notes
             # Decide the bound directly: a schedule of `upper` flows, or a proof that none exists
             # (then the bound drops by one), within a short time limit.
-            exists, got = decide(DECIDE_TIME_S, "")
+            exists, got = decide("HiGHS")
             if exists:
                 return got, True, upper, notes
             if exists is False and best_count >= upper:

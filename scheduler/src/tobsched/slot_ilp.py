@@ -14,7 +14,7 @@ import numpy.typing as npt
 
 from tobsched.greedy import Assignment
 from tobsched.highs_model import MipResult, RowBuilder, SolveOptions, solve_max
-from tobsched.paths import Candidate
+from tobsched.paths import Candidate, by_flow_and_arc
 
 
 def flow_ranks(num_flows: int, cands: list[Candidate]) -> list[int]:
@@ -75,19 +75,13 @@ def slot_model(
             upper[ci * T + r + 1 : (ci + 1) * T] = 0.0
 
     rows = RowBuilder()
-    by_flow: dict[int, list[int]] = {}
-    for ci, c in enumerate(cands):
-        by_flow.setdefault(c.flow, []).append(ci)
+    by_flow, by_arc = by_flow_and_arc(cands)
     kk = np.arange(T)
-    for members in by_flow.values():
+    for members in by_flow:
         cols = (np.asarray(members)[:, None] * T + kk[None, :]).ravel()
         rows.add(cols, -np.inf, 1.0)
 
-    by_arc: dict[int, list[int]] = {}
-    for ci, c in enumerate(cands):
-        for a in c.arcs:
-            by_arc.setdefault(a, []).append(ci)
-    groups = [m for m in by_arc.values() if len({cands[ci].flow for ci in m}) > 1]
+    groups = [m for m in by_arc if len({cands[ci].flow for ci in m}) > 1]
     groups += clique_cuts or []
     for members in groups:
         m = np.asarray(members, dtype=np.int64)

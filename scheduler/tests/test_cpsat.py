@@ -1,0 +1,73 @@
+"""CP-SAT's decision "is there a schedule of `target` flows?" (tobsched/cpsat.py) against the plain
+slot MIP of HiGHS: a schedule it finds is valid and large enough, a "none" means the plain optimum
+is below the target, the same question gets the same answer (one worker, fixed seed, deterministic
+time), and a budget that runs out says "undecided", never "none"."""
+
+from __future__ import annotations
+
+import pytest
+
+from tobsched import cpsat
+from tobsched.generate import TopologyParams, generate
+from tobsched.highs_model import SolveOptions
+from tobsched.network import network_from_obj
+from tobsched.paths import candidates
+from tobsched.slot_ilp import solve_slot_ilp
+
+
+def _instance(seed: int, flows: int, slots: int, degree: int = 3, fixed: bool = False):
+    net = network_from_obj(generate(TopologyParams(model="rrg", hosts=12, switches=6, degree=degree),
+                                    flows=flows, slots=slots, seed=seed))
+    return net, candidates(net, fixed=fixed)
+
+
+def _plain_optimum(net, cands) -> int:
+    _, r = solve_slot_ilp(len(net.flows), cands, net.slots, SolveOptions(120.0), symmetry_breaking=False)
+    assert r.optimal, r.status
+    return int(round(r.objective))
+
+
+def _check_valid(cands, slots: int, got, target: int) -> None:
+    assert sum(a is not None for a in got) >= target
+    used: set[tuple[int, int]] = set()
+    for flow, a in enumerate(got):
+        if a is None:
+            continue
+        k, ci = a
+        assert 0 <= k < slots and cands[ci].flow == flow
+        for arc in cands[ci].arcs:
+            assert (k, arc) not in used, "two flows on one link in one slot"
+            used.add((k, arc))
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("fixed", [False, True])
+def test_decision_agrees_with_the_plain_mip_on_both_sides(seed: int, fixed: bool) -> None:
+    net, cands = _instance(seed, flows=26 + 2 * seed, slots=3 + seed % 2, fixed=fixed)
+    best = _plain_optimum(net, cands)
+    exists, got = cpsat.schedule_of_size(len(net.flows), cands, net.slots, best, time_limit_s=60.0,
+                                         deterministic_time=30.0)
+    assert exists is True
+    _check_valid(cands, net.slots, got, best)
+    exists, got = cpsat.schedule_of_size(len(net.flows), cands, net.slots, best + 1, time_limit_s=60.0,
+                                         deterministic_time=30.0)
+    assert (exists, got) == (False, [])
+
+
+def test_answers_are_repeatable() -> None:
+    net, cands = _instance(3, flows=40, slots=3)
+    best = _plain_optimum(net, cands)
+    first = cpsat.schedule_of_size(len(net.flows), cands, net.slots, best, time_limit_s=60.0)
+    again = cpsat.schedule_of_size(len(net.flows), cands, net.slots, best, time_limit_s=60.0)
+    assert first[0] is True and first == again
+    assert cpsat.schedule_of_size(len(net.flows), cands, net.slots, 0, time_limit_s=1.0) == (True, [None] * len(net.flows))
+
+
+def test_an_exhausted_budget_is_undecided_never_none() -> None:
+    # rrg3 seed 1, 110 flows, 3 slots, S/PR: optimum 54 (docs/experiments/scheduler-scalability.md);
+    # proving that no schedule of 55 exists takes CP-SAT far more than a thousandth of a unit.
+    net = network_from_obj(generate(TopologyParams(model="rrg", degree=3), flows=110, slots=3, seed=1))
+    cands = candidates(net, fixed=False)
+    exists, got = cpsat.schedule_of_size(len(net.flows), cands, net.slots, 55, time_limit_s=60.0,
+                                         deterministic_time=0.001)
+    assert (exists, got) == (None, [])
