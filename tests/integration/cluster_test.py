@@ -29,7 +29,8 @@ from typing import Callable
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "scripts"))
-from tobclient import cluster as run_cluster, common_window, read_deliveries, read_events, telemetry  # noqa: E402
+from tobclient import (  # noqa: E402
+    cluster as run_cluster, common_window, order_conflicts, read_deliveries, read_events, telemetry)
 from tobclient import wait_for as poll  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -212,9 +213,19 @@ def test_cluster() -> None:
     time.sleep(4)
     seqs = [deliveries(k) for k in range(NODES)]
     restarted = deliveries(victim)[first_life:]
-    _, diff = common_window([s for s in seqs[:victim]] + [restarted])
-    check("the restarted node delivers the same sequence as the others", rejoined and diff == "" and len(restarted) > 50,
-          f"{len(restarted)} deliveries since restart; {diff}")
+    window = [s for s in seqs[:victim]] + [restarted]
+    _, diff = common_window(window)
+    # Under mars a node a host stall removes misses what is delivered until it is admitted again
+    # (this guest takes a vCPU away for 1-13 ms about once a second). Such a gap is no disagreement
+    # when that node left the membership after the restart and the order holds without it.
+    left = sorted({e.node for k in range(NODES) for e in events(k)
+                   if e.kind in ("removed", "self-shutdown") and e.at_ns > t_restart})
+    conflicts = order_conflicts(window)
+    excused = bool(diff) and bool(left) and conflicts == ""
+    check("the restarted node delivers the same sequence as the others", rejoined and len(restarted) > 50
+          and (diff == "" or excused), f"{len(restarted)} deliveries since restart; {diff}"
+          + (f" (nodes {left} left the membership after the restart, a host stall; order conflicts: none)"
+             if excused else ""))
 
     test_injector()
 
