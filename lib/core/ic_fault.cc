@@ -111,7 +111,9 @@ const IcActions& IcFaultInjector::apply(const IcActions& honest) {
   messages_.clear();
   size_t at = 0;
   for (const IcRoundData& r : honest.rounds) {
-    TOB_ASSERT(r.cycle == honest.rounds.front().cycle && at + r.message.size() <= scratch_.size());
+    // After a host stall one call can carry rounds of two boundaries (a CI run aborted here): the
+    // faulty node rewrites and sends the first boundary's and omits the rest, which its fault allows.
+    if (r.cycle != honest.rounds.front().cycle || at + r.message.size() > scratch_.size()) continue;
     std::span<uint8_t> copy(scratch_.data() + at, r.message.size());
     std::memcpy(copy.data(), r.message.data(), copy.size());
     const uint64_t seed = fault_.seed ^ (r.instance * 0x9E3779B97F4A7C15ull);

@@ -5,8 +5,8 @@ Four daemons (scripts/cluster.sh, namespaces `tclk-*`, 100 ms cycles: 25 ms slot
 schedule's default precision P = 1.25 ms), node 0 with `--clock-drift-ppm +100`, node 1 with
 `-100`:
 
-1. `[timing] sync = inband`, with the otfp engine (nobody is removed for a late frame), P = 5 ms and
-   the rate bound at 1000 ppm (SYNC_PRECISION_NS and the comments there: this guest's host stalls,
+1. `[timing] sync = inband`, with the otfp engine (nobody is removed for a late frame), P = 10 ms and
+   the rate bound at 1000 ppm (SYNC_PRECISION_NS = 10 ms and the comments there: this guest's host stalls,
    the delay_ns error): for SYNC_S seconds (60 in the suite; CLOCK_TEST_SYNC_S=120 for the issue's
    two minutes) every node stays a member and no membership change happens (a removal of a node
    whose own sends a host stall made late just before would be set aside and printed); no frame is
@@ -73,11 +73,12 @@ SYNC_RATE_MAX_PPM = 1000
 # is removed, which says nothing of the clocks: with the default P = slot / 20 = 1.25 ms, and even
 # with P = 5 ms and three copies 5 ms apart, about one run in two lost a node so, and one broke
 # down whole after a stall (2026-11-29). So that phase runs otfp (late frames are no fault, its
-# coordinator changes only after a configured silence) with P = 5 ms (the decision margin raised
-# to it); its clock checks keep the default P where they can (the spreads stay at 0.1-0.2 ms
+# coordinator changes only after a configured silence) with P = 10 ms (the decision margin raised
+# to it; at 5 ms a CI run's stall put two nodes' midpoints at 6.1 ms and their self-checks withheld
+# frames); its clock checks keep the default P where they can (the spreads stay at 0.1-0.2 ms
 # between stalls). The unsynchronised phase keeps mars and the defaults, which its prediction
 # needs, and sets aside removals a stall explains before its window (StallWatch).
-SYNC_PRECISION_NS = 5_000_000
+SYNC_PRECISION_NS = 10_000_000
 SYNC_ORDER = "otfp"
 SYNC_S = float(os.environ.get("CLOCK_TEST_SYNC_S", "60"))
 DELAY_MAX_NS = 500_000  # the largest one-way delay the prediction allows
