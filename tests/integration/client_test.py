@@ -151,7 +151,9 @@ def test_clients() -> None:
           d["refused"] > 0 and d["lagging_events"] > 0,
           f"refused {d['refused']}, lagging events {d['lagging_events']}")
     # E polls throughout on the same node: D must have exactly what E has (its node's deliveries).
-    check("... and loses no delivery: after the pause it has every one", seqs["D"] == seqs["E"][:len(seqs["D"])] and
+    # Either may stop a delivery or two after the other (a CI run: D 692, E 691): compare what both had.
+    both = min(len(seqs["D"]), len(seqs["E"]))
+    check("... and loses no delivery: after the pause it has every one", seqs["D"][:both] == seqs["E"][:both] and
           len(seqs["D"]) >= len(seqs["E"]) - 5, f"D {len(seqs['D'])} deliveries, E on the same node {len(seqs['E'])}")
     e_rows = rows("E")
     # E, on the same node, keeps receiving while D is paused (2..5 s after start).
