@@ -22,8 +22,7 @@ machine as on a quiet one. A wall-clock limit (the caller's deadline) is set as 
 from __future__ import annotations
 
 from tobsched.greedy import Assignment
-from tobsched.paths import Candidate
-from tobsched.paths import by_flow_and_arc
+from tobsched.paths import Candidate, by_flow_and_arc
 from tobsched.slot_ilp import flow_ranks
 
 # Work units of a decision (CP-SAT's deterministic time: roughly seconds of a fast core).
