@@ -9,7 +9,7 @@ import itertools
 import pytest
 
 from tobsched import pathset
-from tobsched.coloring import colour_core, exact_colour, non_colourable_core
+from tobsched.coloring import colour_core, exact_colour, non_colourable_core, tabu_colour, tabu_iterations
 
 
 def _graph(n: int, edges: list[tuple[int, int]]) -> list[set[int]]:
@@ -114,3 +114,36 @@ def test_colour_paths_reports_what_it_could_not_colour() -> None:
     assert _proper(adj, list(range(5)), [colour[v] for v in range(5)], 3)  # type: ignore[misc]
     assert hard == [([5, 6, 7, 8], False)]
     assert any(colour[v] is None for v in range(5, 9))
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_tabu_colour_is_proper_or_gives_up_on_random_graphs(seed: int) -> None:
+    import random
+
+    rng = random.Random(seed)
+    n = rng.randrange(4, 9)
+    adj = _graph(n, [(u, v) for u in range(n) for v in range(u + 1, n) if rng.random() < 0.5])
+    k = rng.randrange(2, 4)
+    start = [rng.choice([None, *range(k)]) for _ in range(n)]
+    got = tabu_colour(adj, k, start, iterations_max=2_000, seed=seed)
+    if got is None:
+        # It may give up on a colourable graph (that proves nothing), never on an easy one.
+        assert not _colourable(adj, list(range(n)), k) or n > 6
+    else:
+        assert _proper(adj, list(range(n)), got, k)
+    # Same input, same answer (it is seeded, and its scan order does not depend on set order).
+    assert tabu_colour(adj, k, start, iterations_max=2_000, seed=seed) == got
+
+
+def test_tabu_colour_gives_up_on_an_uncolourable_graph() -> None:
+    assert tabu_colour(_graph(4, K4), 3, [0, 0, 0, 0], iterations_max=500) is None
+    assert tabu_colour(_graph(11, GROTZSCH), 3, [None] * 11, iterations_max=500) is None
+    got = tabu_colour(_graph(11, GROTZSCH), 4, [0] * 11, iterations_max=5_000)
+    assert got is not None and _proper(_graph(11, GROTZSCH), list(range(11)), got, 4)
+
+
+def test_tabu_budget_is_short_with_few_slots() -> None:
+    # docs/scheduler.md "Colouring the master's paths: Tabucol's budget".
+    assert tabu_iterations(50, 3) == 1_000 and tabu_iterations(80, 4) == 1_000
+    assert tabu_iterations(100, 4) == 1_200
+    assert tabu_iterations(50, 5) == 2_000 and tabu_iterations(80, 5) == 3_200
