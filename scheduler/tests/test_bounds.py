@@ -101,14 +101,37 @@ def _solve_pathsets(net, fixed: bool):
     return sum(a is not None for a in got), proven, upper, notes
 
 
+def test_an_integral_lp_vertex_is_the_answer_and_a_fractional_one_is_not() -> None:
+    from tobsched.highs_model import LP_VERTEX_STATUS
+
+    # max x0 + x1 + x2 with x0 + x1 <= 1: the LP's vertex is integral, and it is the MIP's optimum.
+    rows = RowBuilder()
+    rows.add([0, 1], -np.inf, 1.0)
+    r = solve_max(np.ones(3), rows, SolveOptions(10.0), integral_objective=True, lp_first=True)
+    assert r.status == LP_VERTEX_STATUS and r.optimal and r.objective == r.dual_bound == 2.0
+    assert r.x is not None and set(r.x.tolist()) <= {0.0, 1.0} and float(r.x.sum()) == 2.0
+    # A triangle of pairwise "at most one": the LP's optimum is 1.5 (all halves), the MIP's 1.
+    tri = RowBuilder()
+    for pair in ([0, 1], [1, 2], [0, 2]):
+        tri.add(pair, -np.inf, 1.0)
+    r = solve_max(np.ones(3), tri, SolveOptions(10.0), integral_objective=True, lp_first=True)
+    assert r.status != LP_VERTEX_STATUS and r.optimal and r.objective == 1.0 and r.dual_bound < 1.5
+    # Continuous columns may stay fractional in an accepted vertex; integer ones may not.
+    half = RowBuilder()
+    half.add([0, 1], -np.inf, 1.5)
+    r = solve_max(np.array([1.0, 1.0]), half, SolveOptions(10.0), integer=np.array([True, False]), lp_first=True)
+    assert r.optimal and abs(r.objective - 1.5) < 1e-9 and r.x is not None and r.x[0] in (0.0, 1.0)
+
+
 @pytest.mark.parametrize("seed", range(8))
-@pytest.mark.parametrize("stage", ["CP-SAT decision", "cut rounds", "no first exact colouring"])
+@pytest.mark.parametrize("stage", ["CP-SAT decision", "cut rounds", "no first exact colouring", "MIP master only"])
 def test_each_stage_alone_keeps_counts_bounds_and_proofs_right(monkeypatch: pytest.MonkeyPatch, seed: int,
                                                                stage: str) -> None:
     """Forces the solve through one stage of pathset.py by disabling those before it, on small
     instances at 3-4 slots, and checks it against the plain MIP: the short decision between the
     pumps (no pump iterations; its budget raised so that it decides), the cut rounds (no
-    pump, no greedy start, no decision), the pipeline without the first exact colouring."""
+    pump, no greedy start, no decision), the pipeline without the first exact colouring, the
+    pipeline without the master's LP vertex."""
     from tobsched import cpsat, pathset
 
     if stage == "CP-SAT decision":
@@ -122,6 +145,8 @@ def test_each_stage_alone_keeps_counts_bounds_and_proofs_right(monkeypatch: pyte
         monkeypatch.setattr(pathset, "schedule_of_size", lambda *args: (None, []))
         monkeypatch.setattr(cpsat, "schedule_of_size", lambda *args, **kwargs: (None, []))
         monkeypatch.setattr(pathset, "greedy_assign", lambda n, cands, slots: [None] * n)
+    elif stage == "MIP master only":
+        monkeypatch.setattr(pathset, "LP_FIRST", False)
     else:
         monkeypatch.setattr(pathset, "EXACT_FIRST_NODES", 0)
     obj = generate(TopologyParams(model="rrg", hosts=12, switches=6, degree=3), flows=28 + 3 * seed,

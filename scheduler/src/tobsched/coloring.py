@@ -133,18 +133,19 @@ TABU_FEW = (1_000, 12)
 TABU_MANY = (2_000, 40)
 
 
-def tabu_iterations(n: int, colours: int) -> int:
-    low, per_path = TABU_FEW if colours <= TABU_FEW_SLOTS else TABU_MANY
+def tabu_iterations(n: int, colours: int, short: bool = False) -> int:
+    """The budget; `short` asks for the few-slot one whatever the slots (a first try)."""
+    low, per_path = TABU_FEW if short or colours <= TABU_FEW_SLOTS else TABU_MANY
     return max(low, per_path * n)
 
 
 def tabu_component(
-    adj: list[set[int]], members: Sequence[int], colours: int, hint: list[int | None]
+    adj: list[set[int]], members: Sequence[int], colours: int, hint: list[int | None], short: bool = False
 ) -> list[int] | None:
     """Tabucol on the subgraph induced by members; hint and result are indexed like members."""
     local = {v: j for j, v in enumerate(members)}
     sub = [{local[u] for u in adj[v] if u in local} for v in members]
-    return tabu_colour(sub, colours, hint, iterations_max=tabu_iterations(len(members), colours))
+    return tabu_colour(sub, colours, hint, iterations_max=tabu_iterations(len(members), colours, short))
 
 
 class _Abort(Exception):

@@ -47,6 +47,7 @@ def _flows(schedule: dict[str, Any]) -> list[dict[str, Any]]:
 def ini_section(schedule: dict[str, Any], timing: Timing, network_name: str, schedule_name: str) -> str:
     flows = _flows(schedule)
     seen: dict[str, int] = {}
+    # The one-flow-per-host rule first: it does not depend on which flows the solver scheduled.
     for k, f in enumerate(flows):
         if f["src"] in seen:
             raise InputError(
@@ -54,6 +55,7 @@ def ini_section(schedule: dict[str, Any], timing: Timing, network_name: str, sch
                 f"{seen[f['src']]}; a TOB cluster has one flow per node"
             )
         seen[f["src"]] = k
+    for k, f in enumerate(flows):
         if f["slot"] is None:
             raise InputError(f"flow {k} ({f['src']} -> {f['dst']}) has no slot; every TOB node needs one")
     lines = [
