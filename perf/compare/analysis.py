@@ -141,6 +141,19 @@ def lost_messages(survivors: list[Member], senders: list[Member]) -> int:
     return len(lost)
 
 
+def order_conflicts(members: list[Member]) -> int:
+    """Pairs of members that deliver two common messages in opposite orders (total order broken,
+    gaps allowed: a member that left the membership for a while misses what was delivered
+    meanwhile, which order_identical counts and this does not)."""
+    conflicts = 0
+    for i, a in enumerate(members):
+        pos = {msg: k for k, msg in enumerate(zip(a.senders, a.seqs))}
+        for b in members[i + 1:]:
+            common = [pos[msg] for msg in zip(b.senders, b.seqs) if msg in pos]
+            conflicts += any(x >= y for x, y in zip(common, common[1:]))
+    return conflicts
+
+
 def duplicates(members: list[Member]) -> int:
     return sum(len(m.seqs) - len(set(zip(m.senders, m.seqs))) for m in members)
 
@@ -190,6 +203,7 @@ def analyse(members: list[Member], killed: int | None = None, kill_ns: int | Non
         "msgs_per_s": round(msgs_per_s(survivors, first_ns, last_ns), 1),
         "latency_us": latency_us(survivors),
         "order_identical": order_identical(survivors),
+        "order_conflicts": order_conflicts(survivors),
         "lost": lost_messages(survivors, survivors),
         "duplicates": duplicates(survivors),
         "sent": sum(int(m.summary.get("sent") or 0) for m in members),

@@ -197,6 +197,7 @@ def aggregate(trials: list[dict], w: Workload) -> dict:
         "order_identical": all(t["order_identical"] for t in trials),
         "lost": sum(t["lost"] for t in trials),
         "duplicates": sum(t["duplicates"] for t in trials),
+        "order_conflicts": sum(t.get("order_conflicts", 0) for t in trials),
         "workload": asdict(w),
         "trials": trials,
     }

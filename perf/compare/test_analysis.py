@@ -46,7 +46,7 @@ def cluster(tmp: Path, rows_of, per_sender: int = 100, events=None) -> list[anal
 def test_a_perfect_run_is_identical_complete_and_timed(tmp_path: Path) -> None:
     rows = total_order(4, 100)
     r = analysis.analyse(cluster(tmp_path, lambda k: rows))
-    assert r["order_identical"] and r["lost"] == 0 and r["duplicates"] == 0
+    assert r["order_identical"] and r["lost"] == 0 and r["duplicates"] == 0 and r["order_conflicts"] == 0
     assert r["latency_us"]["p50"] == pytest.approx(2000) and r["latency_us"]["max"] == pytest.approx(2000)
     assert r["latency_us"]["count"] == 4 * 400
     # 400 messages over 399 ms, the first second excluded when the run is shorter: all of it counts.
@@ -59,6 +59,7 @@ def test_two_members_that_swap_two_messages_are_not_identical(tmp_path: Path) ->
     r = analysis.analyse(cluster(tmp_path, lambda k: swapped if k == 2 else rows))
     assert not r["order_identical"]
     assert r["lost"] == 0
+    assert r["order_conflicts"] == 3  # member 2 against each of the other three
 
 
 def test_a_member_that_stopped_a_little_early_is_still_identical(tmp_path: Path) -> None:
@@ -74,6 +75,7 @@ def test_a_hole_in_one_member_is_lost_and_breaks_the_order(tmp_path: Path) -> No
     r = analysis.analyse(cluster(tmp_path, lambda k: holed if k == 3 else rows))
     assert r["lost"] == 1
     assert not r["order_identical"]
+    assert r["order_conflicts"] == 0  # a gap is not a conflict
 
 
 def test_a_message_delivered_twice_is_a_duplicate(tmp_path: Path) -> None:
