@@ -88,7 +88,7 @@ def _master_rows(cands: list[Candidate], slots: int, cuts: list[tuple[list[int],
 
 
 def colour_paths(
-    adj: list[set[int]], slots: int, tabu: str = "full"
+    adj: list[set[int]], slots: int, short_tabu: bool = False
 ) -> tuple[list[int | None], list[tuple[list[int], bool | None]]]:
     """Colours a conflict graph (of the master's chosen paths) with `slots` colours: DSatur, then
     settle_component on each component DSatur left partly uncoloured. Returns the colour of each
@@ -101,7 +101,7 @@ def colour_paths(
         for members in components(adj, list(range(len(adj)))):
             if failed.isdisjoint(members):
                 continue
-            ok, got = settle_component(adj, members, slots, [colour[v] for v in members], tabu)
+            ok, got = settle_component(adj, members, slots, [colour[v] for v in members], short_tabu)
             if got is not None:
                 for j, v in enumerate(members):
                     colour[v] = got[j]
@@ -141,7 +141,7 @@ def _cliques_over(adj: list[set[int]], comp: list[int], size_min: int) -> list[l
 
 
 def settle_component(
-    adj: list[set[int]], members: list[int], slots: int, hint: list[int | None], tabu: str = "full"
+    adj: list[set[int]], members: list[int], slots: int, hint: list[int | None], short_tabu: bool = False
 ) -> tuple[bool | None, list[int] | None]:
     """Colours the subgraph induced by `members` with `slots` colours: the exact DSatur branch
     and bound within EXACT_FIRST_NODES nodes (EXACT_FIRST_NODES_3_SLOTS with 3 slots), then
@@ -155,7 +155,7 @@ def settle_component(
         return True, exact
     if ok is False:
         return False, None
-    got = None if tabu == "off" else tabu_component(adj, members, slots, hint, short=tabu == "short")
+    got = tabu_component(adj, members, slots, hint, short=short_tabu)
     if got is not None:
         return True, got
     return None, None
@@ -241,7 +241,7 @@ def solve_pathsets(
         # of the hard instances the master's paths are colourable after all, and this is far
         # cheaper than the pump (docs/experiments/scheduler-scalability.md).
         vertex = res.status == LP_VERTEX_STATUS
-        colour, hard = colour_paths(adj, slots, tabu="short" if vertex else "full")
+        colour, hard = colour_paths(adj, slots, short_tabu=vertex)
         failed = [v for v, c in enumerate(colour) if c is None]
         if failed and vertex:
             notes.append("master's LP vertex: not coloured")
