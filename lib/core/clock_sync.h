@@ -24,7 +24,13 @@
 // inside the first slot's decision margin), so the map stays continuous and increasing: global
 // time never goes back. The corrections of a window of rounds, summed, estimate the rate error
 // that the rate correction takes out (at most rate_max_ppm), so a constant drift needs no
-// corrections once learnt. A node whose midpoint exceeds `precision_ns` does not send until
+// corrections once learnt. A window's sum counts less the part the nodes' sums share: every
+// node sends its latest window's sum (window(), section 14) and takes the fault-tolerant midpoint
+// of its own and its peers' for the same window (on_peer_window). A common error in the
+// configured delay makes every node correct by it every round; unremoved, that common part drove
+// every rate estimate to its bound, where none could learn its drift. (Per round, the common part
+// is skewed: a round's midpoint drops its own 0 among peers all read ahead; over a window's sum
+// it is not.) A node whose midpoint exceeds `precision_ns` does not send until
 // a round brings it back within (seed 000's self-checking rule: a node that knows it is faulty
 // stays silent rather than send at the wrong instant).
 //
@@ -46,6 +52,7 @@
 
 #include "core/result.h"
 #include "core/schedule.h"
+#include "core/wire.h"
 
 namespace tob::core {
 
@@ -60,12 +67,15 @@ struct ClockSyncConfig {
   int64_t precision_ns = 0;        // self-check threshold on |midpoint| (0: the schedule's precision)
   int64_t deviation_max_ns = 0;    // readings beyond this are not clock readings (0: cycle / 4)
   double rate_max_ppm = 200;       // |rate correction| at most this
-  // The rate correction: every rate_window_rounds rounds whose corrections were whole, their sum
-  // over the window's length is this node's rate error against the ensemble (one round's
+  // The rate correction: windows of rate_window_rounds rounds, aligned on round numbers. For a
+  // window none of whose corrections was clipped, and whose common part is known (the sums of at
+  // least 2f + 1 nodes, this one's and at least one peer's, two rounds after it ended), its sum
+  // less that common part, over the window's length, is this node's rate error against the
+  // ensemble (one round's
   // residual is mostly reading noise: microseconds of jitter against nanoseconds of drift, so a
   // per-round integral term swings from bound to bound). rate_gain of it is taken, and the
   // correction loses rate_leak: the ensemble's common rate is not observable in band (every
-  // reading is relative), so without a leak it wanders to the bound.
+  // reading is relative), so without a leak it wanders by the noise to the bound.
   // Integrating, a round with fewer than 2f + 1 peers heard does not count; after
   // integrate_wait_rounds such rounds the node starts on its own clock (a cold start).
   int integrate_wait_rounds = 3;
@@ -111,6 +121,10 @@ struct ClockSyncStats {
   int64_t correction_ns_last = 0;
   int64_t offset_ns_max = 0;        // largest |midpoint| of a round that counted
   double rate_ppm = 0;              // the rate correction now
+  uint64_t rate_windows = 0;        // windows counted for the rate correction
+  uint64_t rate_windows_unknown = 0;  // whole windows left out: too few peers' sums known
+  int64_t common_step_ns_last = 0;  // the common part of the last window counted, per round (the
+                                    // delay's error as the midpoints see it, negated)
   // The last round closed (or the integration): its cycle and the peers whose readings it took
   // (bit s: node s). What the simulator judges the fault hypothesis of a round from.
   int64_t round_last = -1;
@@ -126,6 +140,10 @@ class ClockSync {
   bool on_time(int64_t local_ns);
   // The first copy (segment 0, no aux) of `sender`'s slot frame of `cycle` arrived at local_ns.
   void on_frame(NodeId sender, int64_t cycle, int64_t local_ns);
+  // `sender`'s latest rate window (its frame's section 14): any frame, repeats allowed.
+  void on_peer_window(NodeId sender, const ClockWindow& w);
+  // This node's latest completed window, for its frames.
+  ClockWindow window() const { return last_window_; }
   // Local instant at which on_time must be called next (INT64_MAX before the first on_time).
   int64_t next_deadline_local_ns() const;
 
@@ -154,8 +172,13 @@ class ClockSync {
     bool seen;
   };
   ClockSync(const ClockSyncConfig& config, Schedule schedule);
+  static constexpr int kWindowsKept = 4;  // the peers' sums of the windows about to be counted
+  static constexpr int kWindowWaitRounds = 2;  // a window counts this many rounds after its end
   void close_round(int64_t local_ns);
   bool integrate(int64_t local_ns);
+  void add_to_window(int64_t round, int64_t step_ns, bool whole);
+  double count_window(double rate);
+
 
   ClockSyncConfig config_;
   Schedule schedule_;
@@ -167,8 +190,12 @@ class ClockSync {
   int64_t round_ = 0;               // the oldest open round (cycle); round_ + 1 collects too
   std::array<std::array<Reading, kMaxNodes>, 2> readings_{};  // [cycle % 2][sender]
   bool within_precision_ = true;
-  int64_t window_sum_ns_ = 0;       // corrections of the rate window so far
-  int window_rounds_ = 0;
+  int64_t window_ = -1;             // the window the rounds now closing fall in
+  int64_t window_sum_ns_ = 0;       // its corrections so far
+  int window_rounds_ = 0;           // its whole corrections so far
+  ClockWindow last_window_;         // the latest completed (sent in section 14)
+  std::array<ClockWindow, kWindowsKept> own_windows_{};  // [window % 4]: completed, to be counted
+  std::array<std::array<ClockWindow, kMaxNodes>, kWindowsKept> peer_windows_{};  // [window % 4][sender]
   ClockSyncStats stats_;
 };
 

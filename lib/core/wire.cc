@@ -242,6 +242,20 @@ int decode_wake_samples(std::span<const uint8_t> body, std::span<WakeSample, kWa
   return static_cast<int>(n);
 }
 
+size_t encode_clock_window(const ClockWindow& w, std::span<uint8_t> out) {
+  TOB_ASSERT(out.size() >= kClockWindowBytes);
+  store_be64(out.data(), static_cast<uint64_t>(w.window));
+  store_be64(out.data() + 8, static_cast<uint64_t>(w.sum_ns));
+  return kClockWindowBytes;
+}
+
+bool decode_clock_window(std::span<const uint8_t> body, ClockWindow& out) {
+  if (body.size() != kClockWindowBytes) return false;
+  out.window = static_cast<int64_t>(load_be64(body.data()));
+  out.sum_ns = static_cast<int64_t>(load_be64(body.data() + 8));
+  return true;
+}
+
 size_t append_section(std::span<uint8_t> buffer, size_t frame_bytes, SectionType type, uint8_t flags,
                       std::span<const uint8_t> body) {
   TOB_ASSERT(frame_bytes >= kMinFrameBytes && frame_bytes <= buffer.size());

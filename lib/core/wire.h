@@ -18,6 +18,7 @@
 // Bytes after the trailer are ignored (Ethernet pads short frames to 60 bytes).
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -71,6 +72,7 @@ enum class SectionType : uint8_t {
   otfp_any = 11,
   otfp_state = 12,
   otfp_decided = 13,
+  clock_window = 14,  // the sender's rate window (appended by the daemon, like section 7)
 };
 
 struct FrameHeader {
@@ -158,6 +160,24 @@ inline constexpr size_t kWakeSamplesMax = 4;
 size_t encode_wake_samples(std::span<const WakeSample> samples, std::span<uint8_t> out);
 // The samples of a section 7 body; -1 when the body is not 1..4 whole entries.
 int decode_wake_samples(std::span<const uint8_t> body, std::span<WakeSample, kWakeSamplesMax> out);
+
+// Section 14, the sender's rate window (docs/wire-format.md "Section 14: rate windows"): the
+// latest window of rate_window_rounds rounds (window k: rounds kW .. kW + W - 1) its in-band
+// synchronisation completed, and the sum of its corrections over it. Receivers take the part all
+// nodes' sums share (a common error in the configured delay) out of their rate estimates
+// (core/clock_sync.h). Body: window i64, sum_ns i64 (kNoSum: a round of it was clipped, or
+// closed before integration), 16 bytes.
+inline constexpr int64_t kNoSum = INT64_MIN;
+struct ClockWindow {
+  int64_t window = -1;  // -1: none completed yet
+  int64_t sum_ns = kNoSum;
+};
+inline constexpr size_t kClockWindowBytes = 16;
+inline constexpr size_t kClockWindowSectionBytes = kSectionHeaderBytes + kClockWindowBytes;
+// The body for `w` into `out` (at least kClockWindowBytes); its length.
+size_t encode_clock_window(const ClockWindow& w, std::span<uint8_t> out);
+// False when the body is not one entry.
+bool decode_clock_window(std::span<const uint8_t> body, ClockWindow& out);
 
 // Appends a section to an encoded frame of `frame_bytes` in `buffer` (header counts and CRC
 // rewritten); the new length, or 0 when it does not fit the buffer (the frame is then unchanged).

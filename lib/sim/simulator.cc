@@ -30,6 +30,33 @@ double drift_bound_ppm(const Scenario& s) {
   return d;
 }
 
+// The first copy's first frame of a slot: a clock reading, and where the daemon puts its rate
+// window (section 14; the others leave after it).
+bool clock_reading_frame(const core::FrameHeader& h) {
+  return h.kind == core::FrameKind::slot && (h.flags & (core::kFlagSecondCopy | core::kFlagAux)) == 0 &&
+         h.segment_index == 0;
+}
+
+// The frame with the sender's rate window appended, as the daemon's TX path does.
+std::vector<uint8_t> with_clock_window(const std::vector<uint8_t>& frame, const core::ClockWindow& window) {
+  std::array<uint8_t, core::kClockWindowBytes> body{};
+  core::encode_clock_window(window, body);
+  std::vector<uint8_t> out(frame.size() + core::kClockWindowSectionBytes);
+  std::copy(frame.begin(), frame.end(), out.begin());
+  const size_t n = core::append_section(out, frame.size(), core::SectionType::clock_window, 0, body);
+  if (n == 0) return frame;  // the largest frame: no room (the daemon reserves it)
+  out.resize(n);
+  return out;
+}
+
+// What a Byzantine clock says its latest window's corrections summed to: anything within four
+// times the bound on every round's.
+core::ClockWindow lie_window(Rng& rng, const core::ClockSync& sync) {
+  core::ClockWindow w = sync.window();
+  const int64_t reach = 4 * sync.config().step_max_ns * sync.config().rate_window_rounds;
+  w.sum_ns = rng.range(-reach, reach);
+  return w;
+}
 
 }  // namespace
 
@@ -504,8 +531,10 @@ void Simulator::on_transmit(const Ev& e) {
     return;
   }
   ++records_.frames_sent;
-  const std::vector<uint8_t> bytes = pool_[e.frame];
+  std::vector<uint8_t> bytes = pool_[e.frame];
   release_frame(e.frame);
+  const bool carries_window = sender.sync && sender.sync->integrated() && clock_reading_frame(core::peek_header(bytes));
+  if (carries_window && !sender.byzantine_clock) bytes = with_clock_window(bytes, sender.sync->window());
   const core::DecodeResult d = core::decode_frame(bytes);
   TOB_ASSERT(d.ok());
   const auto cycle = static_cast<int64_t>(d.view.header.cycle);
@@ -559,8 +588,12 @@ void Simulator::on_transmit(const Ev& e) {
     }
     const int copies = !quiet && net_rng_.chance(scenario_.dup) ? 2 : 1;
     if (copies == 2) ++records_.copies_duplicated;
+    // A Byzantine clock says its corrections summed to anything, to each receiver something else.
+    std::vector<uint8_t> lied;
+    if (carries_window && sender.byzantine_clock) lied = with_clock_window(bytes, lie_window(clock_rng_, *sender.sync));
+    const std::vector<uint8_t>& out = lied.empty() ? bytes : lied;
     for (int k = 0; k < copies; ++k) {
-      uint32_t f = store_frame(bytes);
+      uint32_t f = store_frame(out);
       if (corrupt) {
         std::vector<uint8_t>& b = pool_[f];
         const auto at = static_cast<size_t>(net_rng_.range(0, static_cast<int64_t>(b.size()) - 1));
@@ -597,9 +630,13 @@ void Simulator::on_arrive(const Ev& e) {
   tick_clock(e.node, e.t);
   const core::FrameHeader& h = d.view.header;
   // The first copy's first frame is the clock reading (the others leave after it).
-  if (sn.sync && h.kind == core::FrameKind::slot && (h.flags & (core::kFlagSecondCopy | core::kFlagAux)) == 0 &&
-      h.segment_index == 0)
+  if (sn.sync && clock_reading_frame(h)) {
     sn.sync->on_frame(h.sender, static_cast<int64_t>(h.cycle), sn.osc.local_ns(e.t));
+    core::SectionView cs{};
+    core::ClockWindow window;
+    if (d.view.find_section(core::SectionType::clock_window, cs) && core::decode_clock_window(cs.body, window))
+      sn.sync->on_peer_window(h.sender, window);
+  }
   if (!sn.node) {  // integrating its clock: the engine has not started
     release_frame(e.frame);
     arm_timer(e.node, e.t);

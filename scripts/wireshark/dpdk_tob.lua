@@ -79,6 +79,7 @@ local SECTION = {
   [11] = "OTFP ANY",
   [12] = "OTFP state",
   [13] = "OTFP decided",
+  [14] = "rate window",
 }
 local CRC_STATUS = { [0] = "Bad", [1] = "Good", [2] = "Unverified" }
 
@@ -167,6 +168,8 @@ local F = {
   wake_release = ProtoField.int64("tob.wake.release_ns", "Release instant (ns)", base.DEC),
   wake_late = ProtoField.int32("tob.wake.late_ns", "Woke late by (ns)", base.DEC),
   wake_reserved = ProtoField.uint32("tob.wake.reserved", "Reserved", base.HEX),
+  rate_window = ProtoField.int64("tob.rate.window", "Rate window", base.DEC),
+  rate_sum = ProtoField.int64("tob.rate.sum_ns", "Sum of corrections (ns)", base.DEC),
   members = ProtoField.uint64("tob.members", "Members", base.HEX),
   members_nodes = ProtoField.string("tob.members.nodes", "Member nodes"),
 
@@ -409,6 +412,21 @@ local function dissect_wake(body, tree, pinfo)
   return true
 end
 
+-- Type 14: window i64, sum_ns i64: the sender's latest rate window of in-band clock
+-- synchronisation and the sum of its corrections over it (docs/wire-format.md "Section 14: rate
+-- windows"); sum -2^63: not whole (a round clipped, or before integration).
+local function dissect_rate_window(body, tree, pinfo)
+  if body:len() ~= 16 then
+    return bad_section(tree, pinfo, string.format("rate window of %d bytes, not 16", body:len()))
+  end
+  tree:add(F.rate_window, body:range(0, 8))
+  tree:add(F.rate_sum, body:range(8, 8))
+  local sum = body:range(8, 8):int64()
+  local text = tostring(sum) == "-9223372036854775808" and "not whole" or (tostring(sum) .. " ns")
+  tree:append_text(string.format(": window %s, %s", tostring(body:range(0, 8):int64()), text))
+  return true
+end
+
 local function dissect_membership(body, tree, pinfo)
   if body:len() ~= 8 then
     return bad_section(tree, pinfo, string.format("membership body of %d bytes, not 8", body:len()))
@@ -475,6 +493,7 @@ local SECTION_DISSECTORS = {
   [5] = dissect_retransmit_data,
   [6] = dissect_ic_round,
   [7] = dissect_wake,
+  [14] = dissect_rate_window,
   [8] = dissect_membership,
   [9] = dissect_ballot_instance(F.low),
   [10] = dissect_phase1b,

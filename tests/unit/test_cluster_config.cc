@@ -520,6 +520,16 @@ TEST_CASE("[security] key_file loads the keys and keeps the trailer's 20 bytes o
   CHECK(r.value().node.frame_bytes_max == 1480);
 }
 
+TEST_CASE("in-band synchronisation keeps its rate window's 20 bytes out of the engines' frames") {
+  for (const char* mode : {"inband", "both"}) {
+    const ClusterConfig c = load_ok_with(kGood, {{"timing.sync", mode}, {"limits.frame_bytes", "1500"}});
+    CHECK(c.frame_bytes_on_wire == 1500);
+    CHECK(c.node.frame_bytes_max == 1480);
+  }
+  for (const char* mode : {"external", "off"})
+    CHECK(load_ok_with(kGood, {{"timing.sync", mode}, {"limits.frame_bytes", "1500"}}).node.frame_bytes_max == 1500);
+}
+
 TEST_CASE("without [security] frames carry no trailer") {
   const std::string path = write(kGood);
   auto r = load_cluster_config(path);

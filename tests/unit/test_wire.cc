@@ -210,6 +210,24 @@ TEST_CASE("wake-up samples clamp their lateness and refuse bodies that are not 1
   CHECK(decode_wake_samples(std::span<const uint8_t>(body, 80), out) == -1);
 }
 
+// Section 14 (docs/wire-format.md "Section 14: rate windows"): frozen bytes, the "not whole"
+// sum, and bodies of another length refused.
+TEST_CASE("a rate window encodes to its frozen bytes, decodes back, and refuses other lengths", "[wire]") {
+  uint8_t body[kClockWindowBytes + 1] = {};
+  REQUIRE(encode_clock_window({0x0102030405060708, -2}, body) == kClockWindowBytes);
+  CHECK(to_hex(std::span<const uint8_t>(body, kClockWindowBytes)) == "0102030405060708" "fffffffffffffffe");
+  ClockWindow out;
+  REQUIRE(decode_clock_window(std::span<const uint8_t>(body, kClockWindowBytes), out));
+  CHECK(out.window == 0x0102030405060708);
+  CHECK(out.sum_ns == -2);
+  REQUIRE(encode_clock_window({7, kNoSum}, body) == kClockWindowBytes);
+  REQUIRE(decode_clock_window(std::span<const uint8_t>(body, kClockWindowBytes), out));
+  CHECK(out.sum_ns == kNoSum);
+  CHECK_FALSE(decode_clock_window(std::span<const uint8_t>(body, kClockWindowBytes - 1), out));
+  CHECK_FALSE(decode_clock_window(std::span<const uint8_t>(body, kClockWindowBytes + 1), out));
+  CHECK_FALSE(decode_clock_window(std::span<const uint8_t>(body, 0), out));
+}
+
 TEST_CASE("a section appended to an encoded frame decodes with the others", "[wire]") {
   Bytes f = frame_b();
   const size_t len = f.size();

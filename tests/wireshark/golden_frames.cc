@@ -310,13 +310,20 @@ void other_sections() {
   const size_t grown = append_section(buf, n, SectionType::clock_sync, 0,
                                       std::span<const uint8_t>(body, encode_wake_samples(samples, body)));
   if (grown == 0) fail("wake-up samples");
-  buf.resize(grown);
+  // 7. The rate window (section 14, appended as the daemon does, before section 7 there).
+  uint8_t window[kClockWindowBytes];
+  const size_t with_window = append_section(buf, grown, SectionType::clock_window, 0,
+                                            std::span<const uint8_t>(window, encode_clock_window({14'023'456, -512'300}, window)));
+  if (with_window == 0) fail("rate window");
+  buf.resize(with_window);
   Fields f;
-  f["tob.section.type"] = {"99", "7"};
+  f["tob.section.type"] = {"99", "7", "14"};
+  f["tob.rate.window"] = {"14023456"};
+  f["tob.rate.sum_ns"] = {"-512300"};
   f["tob.wake.release_ns"] = {"1795000000000000000", "1795000000001000000"};
   f["tob.wake.late_ns"] = {"42000", "-5"};
   f["tob.crc.status"] = {"1"};
-  add("unknown section and wake-up samples", buf, 0, f);
+  add("unknown section, wake-up samples and a rate window", buf, 0, f);
 }
 
 void write_pcap(const char* path) {

@@ -451,11 +451,18 @@ core::Result<ClusterConfig> load_cluster_config(const std::string& path, const O
   const size_t trailer = c.keys ? security::kAuthTrailerBytes : 0;
   if (static_cast<size_t>(frame) < core::kMinFrameBytes + trailer)
     return rd.error("limits", "frame_bytes", std::to_string(frame) + " leaves no room for the authentication trailer of [security]");
+  // In-band synchronisation applied: the first copy of every slot frame carries the node's rate
+  // window (section 14), appended by the daemon; the engine leaves room for it.
+  const bool sends_window = c.sync == ClockSyncMode::inband || c.sync == ClockSyncMode::both;
+  const size_t window_bytes = sends_window ? core::kClockWindowSectionBytes : 0;
+  if (sends_window && static_cast<size_t>(frame) < core::kMinFrameBytes + trailer + window_bytes)
+    return rd.error("limits", "frame_bytes", std::to_string(frame) + " leaves no room for the rate window of [timing] sync = " +
+                                                 to_string(c.sync) + " (section 14, " + std::to_string(window_bytes) + " bytes)");
 
   n.schedule = sc;
   n.cluster_id = c.cluster_id;
   c.frame_bytes_on_wire = static_cast<size_t>(frame);
-  n.frame_bytes_max = static_cast<size_t>(frame) - trailer;
+  n.frame_bytes_max = static_cast<size_t>(frame) - trailer - window_bytes;
   if (c.keys) n.frame_flags = core::kFlagAuthenticated;  // the engines mark every frame they encode
   n.payload_bytes_max = static_cast<size_t>(payload);
   n.queue_msgs_max = static_cast<size_t>(qmsgs);

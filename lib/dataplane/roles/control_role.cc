@@ -309,19 +309,29 @@ bool ControlRole::make_item(const core::TxFrame& f, TxItem& item) {
     return false;
   }
   // [security]: the authentication trailer follows the frame (docs/wire-format.md).
-  const size_t wake_bytes = wake_section_bytes(f);
-  const size_t frame_bytes = f.bytes.size() + wake_bytes;
+  core::ClockWindow window;
+  const bool reading_frame = clock_reading_frame(f);
+  const size_t window_bytes =
+      reading_frame && clock_.window(window) && fits(f.bytes.size() + core::kClockWindowSectionBytes)
+          ? core::kClockWindowSectionBytes
+          : 0;
+  const size_t wake_bytes = reading_frame ? wake_section_bytes(f.bytes.size() + window_bytes) : 0;
+  const size_t frame_bytes = f.bytes.size() + window_bytes + wake_bytes;
   const size_t tob_bytes = frame_bytes + (ctx_.keys != nullptr ? security::kAuthTrailerBytes : 0);
   const size_t len = std::max(kMinEtherFrame, ctx_.ether_bytes + tob_bytes);
   auto* p = reinterpret_cast<uint8_t*>(rte_pktmbuf_append(m, static_cast<uint16_t>(len)));
   TOB_ASSERT(p != nullptr);  // the data room holds the largest frame (sized at start)
   write_ether_header(std::span<uint8_t>(p, ctx_.ether_bytes), ctx_.ether);
   std::memcpy(p + ctx_.ether_bytes, f.bytes.data(), f.bytes.size());
-  if (wake_bytes > 0) {
-    const size_t grown = core::append_section(std::span<uint8_t>(p + ctx_.ether_bytes, frame_bytes), f.bytes.size(),
-                                              core::SectionType::clock_sync, 0, release_.section());
-    TOB_ASSERT(grown == frame_bytes);
+  const std::span<uint8_t> frame(p + ctx_.ether_bytes, frame_bytes);
+  size_t at = f.bytes.size();
+  if (window_bytes > 0) {
+    std::array<uint8_t, core::kClockWindowBytes> body{};
+    core::encode_clock_window(window, body);
+    at = core::append_section(frame, at, core::SectionType::clock_window, 0, body);
   }
+  if (wake_bytes > 0) at = core::append_section(frame, at, core::SectionType::clock_sync, 0, release_.section());
+  TOB_ASSERT(at == frame_bytes);
   if (ctx_.keys != nullptr && !seal(std::span<uint8_t>(p + ctx_.ether_bytes, tob_bytes), frame_bytes, f)) {
     rte_pktmbuf_free(m);
     return false;
@@ -344,19 +354,29 @@ bool ControlRole::make_item(const core::TxFrame& f, TxItem& item) {
   return true;
 }
 
-// This node's wake-ups for release instants ride in the first copy of segment 0 of its slot frames
-// (section 7, docs/wire-format.md), where there is room for them within [limits] frame_bytes.
-size_t ControlRole::wake_section_bytes(const core::TxFrame& f) {
-  const std::span<const uint8_t> body = release_.section();
-  if (body.empty() || f.copy != 0) return 0;
+// The first copy of segment 0 of a slot frame: the peers' clock reading, which carries this node's
+// rate window (section 14, room reserved: ClusterConfig) and its wake-ups for release instants
+// (section 7, where there is room) (docs/wire-format.md).
+bool ControlRole::clock_reading_frame(const core::TxFrame& f) {
+  if (f.copy != 0) return false;
   const core::FrameHeader h = core::peek_header(f.bytes);
-  if (h.kind != core::FrameKind::slot || h.segment_index != 0 || (h.flags & (core::kFlagSecondCopy | core::kFlagAux)) != 0)
-    return 0;
-  const size_t extra = core::kSectionHeaderBytes + body.size();
+  return h.kind == core::FrameKind::slot && h.segment_index == 0 &&
+         (h.flags & (core::kFlagSecondCopy | core::kFlagAux)) == 0;
+}
+
+// A frame of `frame_bytes` fits [limits] frame_bytes with the authentication trailer.
+bool ControlRole::fits(size_t frame_bytes) const {
   const size_t trailer = ctx_.keys != nullptr ? security::kAuthTrailerBytes : 0;
-  const bool fits = f.bytes.size() + extra + trailer <= ctx_.config->frame_bytes_on_wire;
-  release_.note_sent(fits);
-  return fits ? extra : 0;
+  return frame_bytes + trailer <= ctx_.config->frame_bytes_on_wire;
+}
+
+size_t ControlRole::wake_section_bytes(size_t frame_bytes) {
+  const std::span<const uint8_t> body = release_.section();
+  if (body.empty()) return 0;
+  const size_t extra = core::kSectionHeaderBytes + body.size();
+  const bool room = fits(frame_bytes + extra);
+  release_.note_sent(room);
+  return room ? extra : 0;
 }
 
 // The frame's tag under the sending key. Its IV is unique only while a kind's frames never go

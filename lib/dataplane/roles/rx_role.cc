@@ -91,12 +91,18 @@ void RxRole::note_clock_reading(const core::FrameView& view) {
     return;
   // The sender's wake-ups for release instants (section 7): telemetry that rides on the reading,
   // and goes on its own when the poll gap makes the frame no clock reading.
+  // Its rate window (section 14) rides the same way.
   core::SectionView s{};
+  core::SectionView cs{};
+  core::ClockWindow window;
   const bool wake = view.find_section(core::SectionType::clock_sync, s);
+  const bool has_window =
+      view.find_section(core::SectionType::clock_window, cs) && core::decode_clock_window(cs.body, window);
   if (!reading_ok_) ctx_.rx.clock_readings_stalled.add();
-  if (!reading_ok_ && !wake) return;
+  if (!reading_ok_ && !wake && !has_window) return;
   ClockReading& r = readings_[reading_count_++];
-  r = {reading_ok_ ? reading_local_ns_ : 0, static_cast<int64_t>(h.cycle), h.sender, 0, reading_ok_, {}, {}};
+  r = {reading_ok_ ? reading_local_ns_ : 0, static_cast<int64_t>(h.cycle), h.sender, 0, reading_ok_, has_window, {}, {},
+       window};
   if (wake) {
     const int n = core::decode_wake_samples(s.body, r.wake);
     r.wake_count = n < 0 ? ClockReading::kWakeMalformed : static_cast<uint16_t>(n);

@@ -81,6 +81,7 @@ int64_t ClockDiscipline::deviation_ns(const ClockReading& r) const {
 
 void ClockDiscipline::take(const ClockReading& r) {
   if (r.sender >= schedule_->node_count()) return;
+  if (r.has_window) sync_->on_peer_window(r.sender, r.window);
   if (!r.timed) {  // only the sender's wake-ups
     place_wake_samples(r);
     return;
@@ -174,6 +175,9 @@ ClockStatus ClockDiscipline::status(uint64_t now_tsc) const {
   s.readings_ignored = st.readings_ignored;
   s.integrations = st.integrations;
   s.integrations_disagreed = st.integrations_disagreed;
+  s.common_step_ns = st.common_step_ns_last;
+  s.rate_windows = st.rate_windows;
+  s.rate_windows_unknown = st.rate_windows_unknown;
   return s;
 }
 

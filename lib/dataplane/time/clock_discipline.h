@@ -37,18 +37,21 @@
 namespace tob::dataplane {
 
 // One clock reading on its way from the RX role to the control role, with the sender's wake-up
-// samples when its frame carried section 7 (time/release_monitor.h).
-struct ClockReading {  // 88 bytes: an rte_ring element
+// samples when its frame carried section 7 (time/release_monitor.h) and its rate window when it
+// carried section 14.
+struct ClockReading {  // 104 bytes: an rte_ring element
   static constexpr uint16_t kWakeMalformed = 0xFFFF;
   int64_t local_ns;    // the frame's arrival on this node's local clock
   int64_t cycle;       // the cycle its header names
   uint16_t sender;
   uint16_t wake_count;  // samples in wake (0: none; kWakeMalformed: a section 7 that did not decode)
   bool timed;           // local_ns is a clock reading (false: the poll gap was too long; only wake)
-  uint8_t pad[3];
+  bool has_window;      // window holds the sender's rate window
+  uint8_t pad[2];
   core::WakeSample wake[core::kWakeSamplesMax];
+  core::ClockWindow window;
 };
-static_assert(sizeof(ClockReading) == 88);
+static_assert(sizeof(ClockReading) == 104);
 
 // What /tob/clock shows (a snapshot the control lcore publishes once per round).
 struct ClockStatus {
@@ -67,6 +70,11 @@ struct ClockStatus {
   int64_t offset_max_ns = 0;     // largest |offset| of a counted round since the engine started
   int64_t delay_error_ns = 0;    // mean deviation of the readings (ewma): with clocks in step, how
                                  // far [timing] delay_ns is from the real delay
+  int64_t common_step_ns = 0;    // the part of the corrections all nodes share, per round, over the
+                                 // last rate window counted (section 14): minus the error in
+                                 // delay_ns as the midpoints see it
+  uint64_t rate_windows = 0;     // rate windows counted for the rate correction
+  uint64_t rate_windows_unknown = 0;  // whole windows left out: too few peers' sums known
   uint64_t rounds = 0;
   uint64_t rounds_short = 0;
   uint64_t rounds_clipped = 0;
@@ -102,6 +110,13 @@ class ClockDiscipline {
   bool engine_may_start() const { return !applied() || sync_->integrated(); }
   bool may_send() const { return !applied() || sync_->may_send(); }
   core::ClockMap map() const { return sync_ ? sync_->map() : core::ClockMap{}; }
+  // This node's latest rate window for its frames (section 14), when the map is applied and
+  // integrated: false otherwise (an observer's corrections are no part of the ensemble's).
+  bool window(core::ClockWindow& out) const {
+    if (!applied() || !sync_->integrated()) return false;
+    out = sync_->window();
+    return true;
+  }
   uint64_t rounds() const { return sync_ ? sync_->stats().rounds : 0; }
   // The release-skew monitor that gets the peers' wake-up samples with this node's offset to
   // them (the control role's; nullptr: none).
