@@ -187,6 +187,7 @@ std::string load_help(const char* p) {
          "  --idle-sleep-us US       sleep when a round found nothing to do, 0 = busy poll (default 50)\n"
          "  --pause-poll-at S --pause-poll-for S   stop polling for a while (backpressure test)\n"
          "  --reattach-at S          detach and attach again, resuming after the last seq (resume test)\n"
+         "                           (both S seconds after --start-at, or after attaching without it)\n"
          "noise mode (a DPDK primary with its own port; frames flood the bridge):\n"
          "  --noise --noise-mbps M   best-effort frames at M Mbit/s (Ethernet frame bits)\n"
          "  --noise-frame B          frame size, 60..9000 (default 1500)\n"

@@ -21,6 +21,7 @@ Ends with `N passed, M failed`. Needs root.
 """
 from __future__ import annotations
 
+import csv
 import json
 import math
 import os
@@ -191,7 +192,8 @@ def run_labels(nodes: list[int], labels: int, seconds: int) -> list[tuple[int, i
         cmd = ["ip", "netns", "exec", f"tob-n{k}", str(LABELS), "--proc-type=secondary", f"--file-prefix=tob-node{k}",
                "--no-pci", "--log-level=lib.eal:error", "--", "--cluster", "netns", "--labels", str(labels),
                "--period-ms", str(CYCLE_NS // 1_000_000), "--seconds", str(seconds), "--start-ns", str(start),
-               "--keys", "lb/", "--csv", "none", "--summary", str(RUN / f"labels{k}.json"), "--quiet"]
+               "--keys", "lb/", "--csv", str(RUN / f"labels{k}.csv"), "--summary", str(RUN / f"labels{k}.json"),
+               "--quiet"]
         procs.append((k, subprocess.Popen(cmd, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)))
     out = []
     for k, p in procs:
@@ -203,6 +205,48 @@ def run_labels(nodes: list[int], labels: int, seconds: int) -> list[tuple[int, i
         summary = [line for line in text.splitlines() if "successful" in line or "failed" in line or "error" in line]
         out.append((k, p.returncode, " / ".join(summary)[-300:] or text.strip()[-300:]))
     return out
+
+
+def tick_instance(t_pub_ns: int) -> int:
+    """The IC instance that publishes at t_pub (core::IcNode::finish_ns: epoch + ((i + 1) P + R) cycles)."""
+    info, icfg = telemetry(CORRECT[0], "/tob/info"), ic(CORRECT[0])
+    cycles = (t_pub_ns - int(info["epoch_ns"])) // CYCLE_NS - int(icfg["rounds"])
+    return cycles // int(icfg["period_cycles"]) - 1
+
+
+# What a stall of a correct node does to its neighbouring tick: its writes miss the instance
+# (deadline), or its daemon publishes after the reader gave up (again), or a peer's read finds
+# nothing yet (not_found, newer). A wrong value is never excused.
+LATE_REASONS = {"deadline", "again", "not_found", "newer"}
+
+
+def labels_failures(beyond: set[int]) -> tuple[list, list]:
+    """tob-labels' failed ticks on the correct nodes (their CSVs): (not excused, excused), each
+    (node, tick, instance, first failure). A failed tick is excused when its instance, or the one
+    before or after, is beyond the fault hypothesis (a correct node late: the stall that made it
+    late spans the period boundary), its failure is one of lateness, and no beyond-hypothesis
+    instance excuses more than two ticks on a node. A CI run had one instance beyond and two failed
+    ticks per node: the instance itself and its neighbour (not_found on two nodes, again on one)."""
+    unexcused, excused = [], []
+    for k in CORRECT:
+        path = RUN / f"labels{k}.csv"
+        if not path.exists():
+            unexcused.append((k, "no CSV", -1, ""))
+            continue
+        used: dict[int, int] = defaultdict(int)
+        with path.open() as f:
+            for row in csv.DictReader(f):
+                if row["ok"] == "1":
+                    continue
+                i = tick_instance(int(row["t_pub_ns"]))
+                near = [b for b in (i, i - 1, i + 1) if b in beyond and used[b] < 2]
+                entry = (k, int(row["period"]), i, row["first_failure"])
+                if near and row["first_failure"] in LATE_REASONS:
+                    used[near[0]] += 1
+                    excused.append(entry)
+                else:
+                    unexcused.append(entry)
+    return unexcused, excused
 
 
 def test_cluster() -> None:
@@ -228,20 +272,14 @@ def test_cluster() -> None:
     defaults = [ic(k)["ic_groups_ignored"] for k in CORRECT]
 
     # Applications through include/tob.h: tob_kv_write for the earliest instant, tob_kv_read there.
-    # A tick may fail (exit 3) only in an instance beyond the fault hypothesis (a correct node late).
-    first = time.clock_gettime_ns(time.CLOCK_TAI) // CYCLE_NS
+    # A tick may fail (exit 3) only next to an instance beyond the fault hypothesis (labels_excused).
     got = run_labels(CORRECT, 50, 6)
-    excused = len([i for i in beyond_hypothesis() if i >= first])
-    def failed_ticks(k: int) -> int:
-        summary = RUN / f"labels{k}.json"
-        if not summary.exists():
-            return excused + 1
-        j = json.loads(summary.read_text())
-        return j["periods_run"] - j["periods_ok"]
-    labels_ok = all(rc == 0 or (rc == 3 and failed_ticks(k) <= excused) for k, rc, _ in got)
+    unexcused, excused = labels_failures(beyond_hypothesis())
+    labels_ok = all(rc in (0, 3) for _, rc, _ in got) and not unexcused
     check("applications on the correct nodes write and read back 50 labels every tick (tob_kv_write/read)",
           labels_ok, "; ".join(f"node {k}: rc {rc}: {s}" for k, rc, s in got) +
-          (f"; {excused} instances beyond the fault hypothesis meanwhile" if excused else ""))
+          (f"; failed ticks not excused: {unexcused}" if unexcused else "") +
+          (f"; excused (node, tick, instance, first failure): {excused}" if excused else ""))
 
     # The key-value calls' error paths through include/tob.h, on a cluster with [ic].
     # ([clients] max 8 and [limits] payload_bytes 1024: the defaults; key_bytes 32, value_bytes 16.)
