@@ -22,6 +22,7 @@ Ends with `N passed, M failed`. Needs root.
 from __future__ import annotations
 
 import csv
+import functools
 import json
 import math
 import os
@@ -207,11 +208,17 @@ def run_labels(nodes: list[int], labels: int, seconds: int) -> list[tuple[int, i
     return out
 
 
+@functools.cache
+def ic_timing() -> tuple[int, int, int]:
+    """(epoch_ns, rounds, period_cycles) of the cluster's IC instances."""
+    info, icfg = telemetry(CORRECT[0], "/tob/info"), ic(CORRECT[0])
+    return int(info["epoch_ns"]), int(icfg["rounds"]), int(icfg["period_cycles"])
+
+
 def tick_instance(t_pub_ns: int) -> int:
     """The IC instance that publishes at t_pub (core::IcNode::finish_ns: epoch + ((i + 1) P + R) cycles)."""
-    info, icfg = telemetry(CORRECT[0], "/tob/info"), ic(CORRECT[0])
-    cycles = (t_pub_ns - int(info["epoch_ns"])) // CYCLE_NS - int(icfg["rounds"])
-    return cycles // int(icfg["period_cycles"]) - 1
+    epoch, rounds, period = ic_timing()
+    return ((t_pub_ns - epoch) // CYCLE_NS - rounds) // period - 1
 
 
 # What a stall of a correct node does to its neighbouring tick: its writes miss the instance
