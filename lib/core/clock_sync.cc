@@ -287,8 +287,9 @@ void ClockSync::on_peer_window(NodeId sender, const ClockWindow& pw) {
   if (!started_ || sender == config_.self || sender >= nodes_ || pw.window < 0 || pw.sum_ns == kNoSum) return;
   const int64_t w = config_.rate_window_rounds;
   // Only windows still to be counted (count_window takes one kWindowWaitRounds after its end),
-  // none from beyond the next round.
-  if (pw.window * w > round_ + 1 || (pw.window + 1) * w - 1 + kWindowWaitRounds < round_) return;
+  // and none that ends after the next round (a correct peer is at most a round ahead).
+  const int64_t last = (pw.window + 1) * w - 1;
+  if (last > round_ + 1 || last + kWindowWaitRounds < round_) return;
   peer_windows_[static_cast<size_t>(pw.window % kWindowsKept)][sender] = pw;
 }
 
