@@ -154,13 +154,14 @@ def test_bad_configuration() -> None:
 
 # --- the running cluster -------------------------------------------------------------------------
 
-def stall_excuse(seqs: list, since_ns: int, killed: int | None = None) -> str:
+def stall_excuse(seqs: list, since_ns: int, killed: int | None = None, stats: list[dict] | None = None) -> str:
     """Under mars a frame late or missed is a fault (seed 000): the node is removed and misses what
     is delivered until it is admitted again. This guest's hypervisor takes a vCPU away for 1-13 ms
     about once a second (more on some days), so a removal can happen in any phase. A difference
     between the sequences is excused when every node removed since `since_ns` counted timing
     failures of its own (frames late or missed, sent or received) and no two nodes order their
-    common messages differently; returns why, or "" when it is not excused."""
+    common messages differently; returns why, or "" when it is not excused. `stats`: the nodes'
+    /tob/stats taken before the cluster went down (else asked now)."""
     removed = sorted({e.node for k in range(NODES) for e in events(k)
                       if e.kind in ("removed", "self-shutdown") and e.at_ns > since_ns and e.node != killed})
     if not removed:
@@ -168,7 +169,7 @@ def stall_excuse(seqs: list, since_ns: int, killed: int | None = None) -> str:
     failures = {}
     for k in removed:
         try:
-            s = telemetry(k, "/tob/stats")
+            s = stats[k] if stats is not None else telemetry(k, "/tob/stats")
         except RuntimeError:
             return ""
         failures[k] = s["tx_missed"] + s["tx_late"] + s["rx_late"] + s["rx_early"]
@@ -350,6 +351,7 @@ def test_jumbo() -> None:
     # checks below read them through tobclient like the text ones.
     good = dict(ENV, TOB_MTU="9000", TOB_FRAME_BYTES=str(JUMBO_FRAME), TOB_BATCH_MSGS="256", TOB_DELIVERIES_FORMAT="bin",
                 TOB_CONFIG_EXTRA="rate_mbps = 1000", TOB_DAEMON_ARGS="--gen-rate 2000 --gen-size 64")
+    t_up = time.clock_gettime_ns(time.CLOCK_TAI)
     run_cluster(good, "up", str(NODES), check=True)
     formed = wait_for("membership {0,1,2,3} with jumbo frames",
                       lambda: all(members(k) == [0, 1, 2, 3] for k in range(NODES)), 30)
@@ -364,9 +366,12 @@ def test_jumbo() -> None:
     n = min(len(s) for s in seqs)
     per_frame = [s["tx_bytes"] / max(1, s["tx_frames"]) for s in stats]
     binary = all((RUN / f"node{k}.deliveries").read_bytes()[:8] == b"TOBDLV\0\1" for k in range(NODES))
+    # 8000 messages a second in all on two cores: a host stall removes a node now and then (a CI
+    # run's node 3, sender omission, a cycle after the membership formed), excused as elsewhere.
+    excuse = stall_excuse(seqs, t_up, stats=stats) if diff else ""
     check("jumbo frames carry more than a 1500-byte frame can, and every node delivers the same sequence (binary files)",
-          binary and diff == "" and n >= 2000 and min(per_frame) > 1500,
-          f"{n} deliveries on the shortest, {[round(b) for b in per_frame]} bytes per frame sent; {diff}")
+          binary and (diff == "" or excuse != "") and n >= 2000 and min(per_frame) > 1500,
+          f"{n} deliveries on the shortest, {[round(b) for b in per_frame]} bytes per frame sent; {diff} {excuse}")
     per_burst = [s["tx_frames"] / max(1, s["tx_bursts"]) for s in stats]
     check("a slot's segments leave in bursts: fewer tx_burst calls than frames on every node",
           all(s["tx_bursts"] < s["tx_frames"] for s in stats), f"frames per burst {[round(b, 2) for b in per_burst]}")
