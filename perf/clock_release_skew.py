@@ -109,7 +109,8 @@ def main() -> int:
                                                       "instants_matched", "instants_alone", "instants_early",
                                                       "samples_stale", "client_wakeups_lost", "peer_samples", "own_sent", "own_no_room")}
                                  for r in releases]
-    result["clock"] = [{k: c.get(k) for k in ("offset_ns", "map_offset_ns", "rate_ppm", "spread_max_ns", "delay_error_ns")}
+    result["clock"] = [{k: c.get(k) for k in ("offset_ns", "map_offset_ns", "rate_ppm", "spread_max_ns", "delay_error_ns",
+                                              "common_step_ns", "rate_windows")}
                        for c in clocks]
     print(json.dumps(result, indent=1))
     return 0 if skews else 1
