@@ -140,6 +140,11 @@ void mark_second_copy(std::span<uint8_t> frame);
 // Marks an encoded frame as followed by an authentication trailer: sets the flag and reseals the
 // CRC (the trailer itself lies after the CRC and is the dataplane's, docs/wire-format.md).
 void mark_authenticated(std::span<uint8_t> frame);
+// The first copy's first frame of a slot (segment 0, no aux): its arrival is the peers' clock
+// reading, and the daemon appends its rate window (section 14) and wake-ups (section 7) to it.
+inline bool clock_reading_frame(const FrameHeader& h) {
+  return h.kind == FrameKind::slot && h.segment_index == 0 && (h.flags & (kFlagSecondCopy | kFlagAux)) == 0;
+}
 // The header of a frame this node encoded (FrameWriter): read back without any check, for the
 // dataplane that authenticates it.
 FrameHeader peek_header(std::span<const uint8_t> frame);

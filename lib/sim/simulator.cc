@@ -30,13 +30,6 @@ double drift_bound_ppm(const Scenario& s) {
   return d;
 }
 
-// The first copy's first frame of a slot: a clock reading, and where the daemon puts its rate
-// window (section 14; the others leave after it).
-bool clock_reading_frame(const core::FrameHeader& h) {
-  return h.kind == core::FrameKind::slot && (h.flags & (core::kFlagSecondCopy | core::kFlagAux)) == 0 &&
-         h.segment_index == 0;
-}
-
 // The frame with the sender's rate window appended, as the daemon's TX path does.
 std::vector<uint8_t> with_clock_window(const std::vector<uint8_t>& frame, const core::ClockWindow& window) {
   std::array<uint8_t, core::kClockWindowBytes> body{};
@@ -533,7 +526,7 @@ void Simulator::on_transmit(const Ev& e) {
   ++records_.frames_sent;
   std::vector<uint8_t> bytes = pool_[e.frame];
   release_frame(e.frame);
-  const bool carries_window = sender.sync && sender.sync->integrated() && clock_reading_frame(core::peek_header(bytes));
+  const bool carries_window = sender.sync && sender.sync->integrated() && core::clock_reading_frame(core::peek_header(bytes));
   if (carries_window && !sender.byzantine_clock) bytes = with_clock_window(bytes, sender.sync->window());
   const core::DecodeResult d = core::decode_frame(bytes);
   TOB_ASSERT(d.ok());
@@ -630,7 +623,7 @@ void Simulator::on_arrive(const Ev& e) {
   tick_clock(e.node, e.t);
   const core::FrameHeader& h = d.view.header;
   // The first copy's first frame is the clock reading (the others leave after it).
-  if (sn.sync && clock_reading_frame(h)) {
+  if (sn.sync && core::clock_reading_frame(h)) {
     sn.sync->on_frame(h.sender, static_cast<int64_t>(h.cycle), sn.osc.local_ns(e.t));
     core::SectionView cs{};
     core::ClockWindow window;

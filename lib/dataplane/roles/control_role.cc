@@ -310,7 +310,9 @@ bool ControlRole::make_item(const core::TxFrame& f, TxItem& item) {
   }
   // [security]: the authentication trailer follows the frame (docs/wire-format.md).
   core::ClockWindow window;
-  const bool reading_frame = clock_reading_frame(f);
+  // The peers' clock reading carries this node's rate window (section 14, room reserved:
+  // ClusterConfig) and its wake-ups for release instants (section 7, where there is room).
+  const bool reading_frame = f.copy == 0 && core::clock_reading_frame(core::peek_header(f.bytes));
   const size_t window_bytes =
       reading_frame && clock_.window(window) && fits(f.bytes.size() + core::kClockWindowSectionBytes)
           ? core::kClockWindowSectionBytes
@@ -352,16 +354,6 @@ bool ControlRole::make_item(const core::TxFrame& f, TxItem& item) {
   item.log_offset = ctx_.log == nullptr ? 0 : f.records_needed(ctx_.log->appended());
   item.copy = f.copy;
   return true;
-}
-
-// The first copy of segment 0 of a slot frame: the peers' clock reading, which carries this node's
-// rate window (section 14, room reserved: ClusterConfig) and its wake-ups for release instants
-// (section 7, where there is room) (docs/wire-format.md).
-bool ControlRole::clock_reading_frame(const core::TxFrame& f) {
-  if (f.copy != 0) return false;
-  const core::FrameHeader h = core::peek_header(f.bytes);
-  return h.kind == core::FrameKind::slot && h.segment_index == 0 &&
-         (h.flags & (core::kFlagSecondCopy | core::kFlagAux)) == 0;
 }
 
 // A frame of `frame_bytes` fits [limits] frame_bytes with the authentication trailer.

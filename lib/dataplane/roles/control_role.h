@@ -67,7 +67,6 @@ class ControlRole {
   void handle_actions(int64_t now_ns);
   void queue_frame(const core::TxFrame& f);
   bool make_item(const core::TxFrame& f, TxItem& item);
-  static bool clock_reading_frame(const core::TxFrame& f);
   bool fits(size_t frame_bytes) const;
   size_t wake_section_bytes(size_t frame_bytes);  // section 7 appended to a frame of that size: its bytes
   bool seal(std::span<uint8_t> out, size_t frame_bytes, const core::TxFrame& f);  // [security]: the frame's first bytes

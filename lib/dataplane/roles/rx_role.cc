@@ -86,9 +86,7 @@ bool RxRole::authenticate(std::span<const uint8_t> payload, const core::FrameVie
 
 void RxRole::note_clock_reading(const core::FrameView& view) {
   const core::FrameHeader& h = view.header;
-  if (ctx_.clock_ring == nullptr || h.kind != core::FrameKind::slot || h.segment_index != 0 ||
-      (h.flags & (core::kFlagSecondCopy | core::kFlagAux)) != 0)
-    return;
+  if (ctx_.clock_ring == nullptr || !core::clock_reading_frame(h)) return;
   // The sender's wake-ups for release instants (section 7): telemetry that rides on the reading,
   // and goes on its own when the poll gap makes the frame no clock reading.
   // Its rate window (section 14) rides the same way.
