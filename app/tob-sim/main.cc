@@ -105,6 +105,9 @@ clocks (docs/simulator.md "Clocks and their synchronisation")
                           default with --drift-ppm or --byzantine-clocks, off otherwise. On, the
                           run is also judged on clock precision (the derived bound, printed),
                           the self-check and the release instants
+  --clock-delay-error-ns E  every node's configured delay is the true mean plus E (negative:
+                          less): an error all nodes share, which the rate corrections must not
+                          take for a rate (default 0)
   --byzantine-clocks K    K nodes whose frames leave early and reach each receiver as early or
                           as late as they like (mars: inside the reception windows; otfp: up
                           to a quarter cycle either way); K <= (N - 1) / 3 with clock sync
@@ -253,6 +256,8 @@ Options parse(int argc, char** argv) {
       else if (std::strcmp(v, "off") == 0) s.clock_sync = false;
       else usage_error(std::string("--clock-sync: on or off, got '") + v + "'");
       o.sync_set = true;
+    } else if (flag == "--clock-delay-error-ns") {
+      s.clock_delay_error_ns = parse_int(f, v, -1'000'000'000, 1'000'000'000);
     } else if (flag == "--byzantine-clocks") {
       s.byzantine_clocks = static_cast<int>(parse_int(f, v, 0, 63));
       o.clocks_set = true;
@@ -506,6 +511,21 @@ void print_run(const Scenario& s, const tob::sim::Records& rec, const tob::sim::
                 " rounds out, %" PRIu64 " frames withheld\n",
                 s.drift_ppm_max, s.drift_wander_ppm, s.clock_offset_ns_max, byz.c_str(), rounds, clipped, integrations, cold,
                 st.clock_rounds_out, rec.frames_withheld_clock);
+    double rate_lo = 0, rate_hi = 0, rate_sum = 0;
+    uint64_t windows = 0, windows_unknown = 0;
+    int correct = 0;
+    for (const auto& c : rec.clocks) {
+      if (c.byzantine) continue;
+      rate_lo = correct == 0 ? c.rate_ppm_end : std::min(rate_lo, c.rate_ppm_end);
+      rate_hi = correct == 0 ? c.rate_ppm_end : std::max(rate_hi, c.rate_ppm_end);
+      rate_sum += c.rate_ppm_end;
+      windows += c.rate_windows;
+      windows_unknown += c.rate_windows_unknown;
+      ++correct;
+    }
+    std::printf("rates: correct clocks' corrections %+.1f..%+.1f ppm, mean %+.1f ppm; delay error %" PRId64
+                " ns; %" PRIu64 " windows counted, %" PRIu64 " left out\n",
+                rate_lo, rate_hi, correct > 0 ? rate_sum / correct : 0.0, s.clock_delay_error_ns, windows, windows_unknown);
     uint64_t apart = 0;
     for (const auto& l : rec.lives) apart += l.clock_apart.size();
     std::printf("precision: bound %" PRId64 " ns, worst %" PRId64 " ns (cycle %" PRId64 ", %" PRIu64

@@ -243,13 +243,13 @@ void ClockSync::close_round(int64_t local_ns) {
     stats_.offset_ns_max = std::max<int64_t>(stats_.offset_ns_max, std::llabs(m));
     step_ns = std::clamp(-m, -config_.step_max_ns, config_.step_max_ns);
     const bool whole = std::llabs(m) <= config_.step_max_ns;
-    if (!whole) ++stats_.rounds_clipped;  // still integrating: the rate learns from whole corrections only
-    add_to_window(round_, step_ns, whole);
+    if (!whole) ++stats_.rounds_clipped;
+    add_to_window(round_, step_ns, std::llabs(m));
     within_precision_ = std::llabs(m) <= config_.precision_ns;
     if (!within_precision_) ++stats_.rounds_out;
   } else {
     ++stats_.rounds_short;
-    add_to_window(round_, 0, true);  // no correction: a sum short of one round's (a common part of
+    add_to_window(round_, 0, 0);  // no correction: a sum short of one round's (a common part of
                                      // 25 us in a 12.8 s window: 2 ppm), not a window lost
   }
   const double rate = count_window(map_.rate);
@@ -264,22 +264,36 @@ void ClockSync::close_round(int64_t local_ns) {
   TOB_ASSERT(map_.global_ns(local_ns) == g);  // continuous: global time never jumps
 }
 
-void ClockSync::add_to_window(int64_t round, int64_t step_ns, bool whole) {
+// A round's correction `step_ns` (its midpoint `offset_ns` away, clipped to step_max_ns) into
+// the window it falls in; the window's sum once its last round closed.
+void ClockSync::add_to_window(int64_t round, int64_t step_ns, int64_t offset_ns) {
   if (round < 0) return;
   const int w = config_.rate_window_rounds;
+  const bool whole = offset_ns <= config_.step_max_ns;
   if (round / w != window_) {
     window_ = round / w;
     window_sum_ns_ = 0;
     window_rounds_ = 0;
+    window_wild_ = false;
+    // A clipped correction leaves the rest of the offset to the next rounds: one clipped just
+    // before the window would add an offset that is not a rate to its sum.
+    window_carry_in_ = !(last_whole_ && last_round_ == round - 1);
   }
-  if (whole) {
-    window_sum_ns_ += step_ns;
-    ++window_rounds_;
-  }
+  window_sum_ns_ += step_ns;
+  ++window_rounds_;
+  window_wild_ |= offset_ns > 2 * config_.step_max_ns;
+  last_round_ = round;
+  last_whole_ = whole;
   if (round % w != w - 1) return;
-  // Complete: every round of it closed here, none clipped (one started mid-window, after
-  // integration, is not).
-  last_window_ = {window_, window_rounds_ == w ? window_sum_ns_ : kNoSum};
+  // Exact: every round of it closed here (one started mid-window, after integration, is not),
+  // none far off, and no clipped offset carried in or out. A round clipped inside it is made up
+  // by the next ones within it, so its sum is still the offset the rate made: a delay error
+  // common to all nodes near step_max_ns clips some rounds on every node, and lost for that it
+  // left no window to learn from (tests/sim/testdata/mars/clock_common_delay_error.txt). A
+  // midpoint beyond twice the largest step is an offset, not a rate: a group of nodes heard
+  // again after a cold start apart.
+  const bool exact = window_rounds_ == w && !window_carry_in_ && !window_wild_ && whole;
+  last_window_ = {window_, exact ? window_sum_ns_ : kNoSum};
   own_windows_[static_cast<size_t>(window_ % kWindowsKept)] = last_window_;
 }
 

@@ -68,7 +68,10 @@ struct ClockSyncConfig {
   int64_t deviation_max_ns = 0;    // readings beyond this are not clock readings (0: cycle / 4)
   double rate_max_ppm = 200;       // |rate correction| at most this
   // The rate correction: windows of rate_window_rounds rounds, aligned on round numbers. For a
-  // window none of whose corrections was clipped, and whose common part is known (the sums of at
+  // window that carries no clipped offset in or out (the round before it and its last round
+  // corrected whole; clipped rounds inside it are made up within it), none of whose midpoints
+  // was beyond 2 x step_max_ns (an offset, not a rate), and whose common part is
+  // known (the sums of at
   // least 2f + 1 nodes, this one's and at least one peer's, two rounds after it ended), its sum
   // less that common part, over the window's length, is this node's rate error against the
   // ensemble (one round's
@@ -176,7 +179,7 @@ class ClockSync {
   static constexpr int kWindowWaitRounds = 2;  // a window counts this many rounds after its end
   void close_round(int64_t local_ns);
   bool integrate(int64_t local_ns);
-  void add_to_window(int64_t round, int64_t step_ns, bool whole);
+  void add_to_window(int64_t round, int64_t step_ns, int64_t offset_ns);
   double count_window(double rate);
 
 
@@ -192,7 +195,11 @@ class ClockSync {
   bool within_precision_ = true;
   int64_t window_ = -1;             // the window the rounds now closing fall in
   int64_t window_sum_ns_ = 0;       // its corrections so far
-  int window_rounds_ = 0;           // its whole corrections so far
+  int window_rounds_ = 0;           // its rounds closed so far
+  bool window_carry_in_ = true;     // the round before it was clipped, or did not close here
+  bool window_wild_ = false;        // a midpoint beyond 2 x step_max_ns in it
+  int64_t last_round_ = -1;         // the latest round closed into a window, and whether its
+  bool last_whole_ = false;         // correction was whole (not clipped)
   ClockWindow last_window_;         // the latest completed (sent in section 14)
   std::array<ClockWindow, kWindowsKept> own_windows_{};  // [window % 4]: completed, to be counted
   std::array<std::array<ClockWindow, kMaxNodes>, kWindowsKept> peer_windows_{};  // [window % 4][sender]

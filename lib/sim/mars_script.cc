@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cinttypes>
+#include <cmath>
 #include <cstdlib>
 #include <map>
 #include <sstream>
@@ -63,6 +64,7 @@ class MarsScript {
   void expect(const std::vector<std::string>& w);
   void expect_event(const std::map<std::string, std::string>& o, const std::string& kind);
   void expect_formed(const std::map<std::string, std::string>& o);
+  void expect_rates(const std::map<std::string, std::string>& o);
   std::string describe(const EventRecord& e) const;
   int64_t cycle_arg(const std::map<std::string, std::string>& o, const char* key) const;
   int node_arg(const std::string& v) const { return script::node_arg(v, scenario_.nodes); }
@@ -111,11 +113,12 @@ void MarsScript::cluster(const std::vector<std::string>& w) {
     if (o["clock-sync"] != "on" && o["clock-sync"] != "off") fail("clock-sync=on or clock-sync=off");
     scenario_.clock_sync = o["clock-sync"] == "on";
   }
+  scenario_.clock_delay_error_ns = get("delay-error", 0);
   scenario_.drift_ppm.assign(static_cast<size_t>(scenario_.nodes), 0.0);
   scenario_.clock_offset_ns.assign(static_cast<size_t>(scenario_.nodes), 0);
   for (const auto& [k, v] : o)
     if (k != "nodes" && k != "cycles" && k != "seed" && k != "load" && k != "silence" && k != "two-member-wait" &&
-        k != "jitter" && k != "clock-sync")
+        k != "jitter" && k != "clock-sync" && k != "delay-error")
       fail("unknown cluster option '" + k + "'");
   have_cluster_ = true;
 }
@@ -293,7 +296,55 @@ void MarsScript::expect(const std::vector<std::string>& w) {
     if (kind.empty()) fail("expect event needs a KIND");
     return expect_event(options(rest, 0), kind);
   }
+  if (w[1] == "rates") {
+    if (w.size() < 3 || w[2] != "centred") fail("expect rates centred within=PPM [tracking=PPM]");
+    return expect_rates(options(w, 3));
+  }
   fail("unknown expectation '" + w[1] + "'");
+}
+
+// Every correct clock (not Byzantine, up at the end) counted rate windows, its rate correction
+// is off its bound, and their mean is within `within` ppm of 0: an error common to all nodes (a
+// wrong delay_ns) must not move the ensemble's rate (core::ClockSync). With `tracking`, each
+// one also took out its own drift against the correct clocks' mean, within that many ppm.
+void MarsScript::expect_rates(const std::map<std::string, std::string>& o) {
+  if (!scenario_.clock_sync) fail("expect rates needs clock-sync=on");
+  if (!o.count("within")) fail("expect rates centred needs within=PPM");
+  for (const auto& [k, v] : o)
+    if (k != "within" && k != "tracking") fail("unknown option '" + k + "'");
+  const int64_t within = to_int(o.at("within"), "within");
+  const int64_t tracking = o.count("tracking") ? to_int(o.at("tracking"), "tracking") : -1;
+  const Records& rec = sim_->records();
+  std::vector<int> correct;
+  double drift_mean = 0;
+  double rate_mean = 0;
+  std::string seen;
+  for (int k = 0; k < scenario_.nodes; ++k) {
+    const ClockLife& cl = rec.clocks[static_cast<size_t>(k)];
+    if (cl.byzantine || sim_->node(k) == nullptr) continue;
+    correct.push_back(k);
+    drift_mean += cl.drift_ppm_start;
+    rate_mean += cl.rate_ppm_end;
+    seen += fmt("\n  node %d: drift %+.1f ppm, rate correction %+.1f ppm (bound %.0f), %" PRIu64
+                " windows counted, %" PRIu64 " left out; %" PRIu64 " rounds, %" PRIu64 " clipped",
+                k, cl.drift_ppm_start, cl.rate_ppm_end, cl.rate_max_ppm, cl.rate_windows, cl.rate_windows_unknown,
+                cl.rounds, cl.rounds_clipped);
+  }
+  if (correct.empty()) fail("expect rates: no correct clock is up at the end");
+  drift_mean /= static_cast<double>(correct.size());
+  rate_mean /= static_cast<double>(correct.size());
+  for (int k : correct) {
+    const ClockLife& cl = rec.clocks[static_cast<size_t>(k)];
+    if (cl.rate_windows == 0) fail(fmt("node %d counted no rate window:", k) + seen);
+    if (std::abs(cl.rate_ppm_end) >= cl.rate_max_ppm) fail(fmt("node %d's rate correction is at its bound:", k) + seen);
+    const double error = cl.rate_ppm_end + cl.drift_ppm_start - drift_mean;
+    if (tracking >= 0 && std::abs(error) > static_cast<double>(tracking))
+      fail(fmt("node %d's rate correction is %+.1f ppm off its drift against the mean, beyond %" PRId64 ":", k, error,
+               tracking) + seen);
+  }
+  if (std::abs(rate_mean) > static_cast<double>(within))
+    fail(fmt("the correct clocks' rate corrections average %+.1f ppm, beyond %" PRId64 ":", rate_mean, within) + seen);
+  output_ += fmt("rates centred: mean %+.1f ppm over %zu correct clocks", rate_mean, correct.size()) + seen + "\n";
 }
 
 ScriptResult MarsScript::run(const std::string& text) {

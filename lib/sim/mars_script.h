@@ -17,8 +17,9 @@
 //   clock NODE drift=PPM [offset=NS]  NODE's oscillator runs PPM fast (negative: slow), NS ahead
 //   byzantine-clock NODE              NODE's frames reach each receiver early or late, as they
 //                                     like within the windows (docs/simulator.md)
-//   cluster options for clocks: clock-sync=on|off (off), jitter=NS (the network's, 10000);
-//   with clock-sync=on the clock properties are judged too (sim/clock_checker.h)
+//   cluster options for clocks: clock-sync=on|off (off), jitter=NS (the network's, 10000),
+//   delay-error=NS (every node's configured delay off by NS, 0); with clock-sync=on the clock
+//   properties are judged too (sim/clock_checker.h)
 //   expect event on=NODES KIND [node=N] [reason=R] cycle=A
 //                                     every node of NODES records that membership event in
 //                                     cycle A (KIND: membership-created, admitted, removed,
@@ -27,6 +28,12 @@
 //   expect formed members=NODES by=A  from the end of cycle A on, every node of NODES is a
 //                                     member of exactly NODES, and no node records a membership
 //                                     change (created, admitted, removed, shutdown, rejoin)
+//   expect rates centred within=PPM [tracking=PPM]
+//                                     (clock-sync=on) at the end, every correct clock counted
+//                                     rate windows and is off its rate bound, and the mean of
+//                                     their rate corrections is within PPM of 0; with tracking,
+//                                     each one's correction plus its drift is within that of the
+//                                     correct clocks' mean drift
 //
 // NODES: `all`, `0,2,3` or `1-3`. A line's `#` starts a comment.
 #pragma once

@@ -67,6 +67,9 @@ struct ClockLife {        // per node: its clock and synchronisation (summed ove
   uint64_t cold_starts = 0;
   int64_t offset_ns_max = 0;   // largest |midpoint| once integrated
   double rate_ppm_end = 0;
+  double rate_max_ppm = 0;           // its bound (ClockSyncConfig::rate_max_ppm)
+  uint64_t rate_windows = 0;         // windows its rate correction counted
+  uint64_t rate_windows_unknown = 0; // whole windows left out: too few peers' sums known
 };
 
 struct EventRecord {

@@ -94,6 +94,11 @@ struct Scenario {
   // global time, starts once its clock integrated (or after two silent rounds: a cold start), and
   // its frames are withheld while the self-check says its clock is out.
   bool clock_sync = false;
+  // What every node's configured delay ([timing] delay_ns) is off by: it configures the true mean
+  // (delay_ns + jitter_ns / 2) plus this. Readings are relative, so an error all nodes share
+  // moves the ensemble, not one node against another; the rate corrections must not count it as
+  // a rate error (core::ClockSync's window sums, docs/simulator.md).
+  int64_t clock_delay_error_ns = 0;
   // Byzantine clocks: this many nodes whose frames leave up to byzantine_early_ns early and reach
   // each receiver anywhere from that early to byzantine_late_ns late, differently per receiver
   // and frame (-1: the engine's default, docs/simulator.md). Their engines are correct.

@@ -30,6 +30,18 @@ double drift_bound_ppm(const Scenario& s) {
   return d;
 }
 
+// One incarnation's synchronisation counters, added to its node's life.
+void add_clock_stats(ClockLife& cl, const core::ClockSyncStats& cs) {
+  cl.rounds += cs.rounds;
+  cl.rounds_out += cs.rounds_out;
+  cl.rounds_clipped += cs.rounds_clipped;
+  cl.integrations += cs.integrations;
+  cl.cold_starts += cs.cold_starts;
+  cl.offset_ns_max = std::max(cl.offset_ns_max, cs.offset_ns_max);
+  cl.rate_windows += cs.rate_windows;
+  cl.rate_windows_unknown += cs.rate_windows_unknown;
+}
+
 // The frame with the sender's rate window appended, as the daemon's TX path does.
 std::vector<uint8_t> with_clock_window(const std::vector<uint8_t>& frame, const core::ClockWindow& window) {
   std::array<uint8_t, core::kClockWindowBytes> body{};
@@ -121,6 +133,8 @@ core::Result<Simulator> Simulator::create(const Scenario& s) {
   if (s.nodes < 64 && (s.byzantine_clock_nodes >> s.nodes) != 0) return core::Error{"a Byzantine clock outside the cluster"};
   if (s.drift_ppm_max < 0 || s.drift_wander_ppm < 0 || drift_bound_ppm(s) > 1000)
     return core::Error{"drift must be within 0..1000 ppm"};
+  if (s.delay_ns + s.jitter_ns / 2 + s.clock_delay_error_ns < 0)
+    return core::Error{"the delay error must leave a configured delay of 0 or more"};
   if (s.byzantine_clocks < 0 || s.byzantine_clocks > s.nodes - 1)
     return core::Error{"--byzantine-clocks must leave at least one correct clock"};
   if (s.clock_sync) {
@@ -160,7 +174,8 @@ core::ClockSyncConfig Simulator::clock_sync_config(int i) const {
   c.schedule = scenario_.node_template.schedule;
   c.self = static_cast<core::NodeId>(i);
   c.faults_tolerated = (scenario_.nodes - 1) / 3;
-  c.delay_ns = scenario_.delay_ns + scenario_.jitter_ns / 2;  // the mean of the delays it meets
+  // The mean of the delays it meets, off by the error every node shares.
+  c.delay_ns = scenario_.delay_ns + scenario_.jitter_ns / 2 + scenario_.clock_delay_error_ns;
   c.rate_max_ppm = 2 * drift_bound_ppm(scenario_);
   // A frame that arrives after its reception window closed is a timing failure (mars ignores it,
   // the fault injector's late frames are such): no clock reading either, or it would count as a
@@ -678,12 +693,7 @@ void Simulator::on_crash(const Ev& e) {
   sn.node.reset();
   if (sn.sync) {
     ClockLife& cl = records_.clocks[e.node];
-    const core::ClockSyncStats& cs = sn.sync->stats();
-    cl.rounds += cs.rounds;
-    cl.rounds_out += cs.rounds_out;
-    cl.rounds_clipped += cs.rounds_clipped;
-    cl.integrations += cs.integrations;
-    cl.cold_starts += cs.cold_starts;
+    add_clock_stats(cl, sn.sync->stats());
     sn.sync.reset();
   }
   for (const HeldFrame& h : sn.held) release_frame(h.frame);  // never left
@@ -952,7 +962,13 @@ void Simulator::run() {
   }
   records_.end_ns = end_ns;
   finish_clocks();
-  records_.final_turn_seq = schedule_.next_turn_after(end_ns).seq - 1;
+  // The turns judged end where the correct nodes' clocks stand, when they lag virtual time: the
+  // ensemble's global time moves with the corrections that every node shares (a common error in
+  // the configured delay moves it by that much per round: Scenario::clock_delay_error_ns).
+  int64_t judged_end_ns = end_ns;
+  for (const SimNode& sn : nodes_)
+    if (sn.alive && sn.sync && !sn.byzantine_clock) judged_end_ns = std::min(judged_end_ns, node_time_ns(sn, end_ns));
+  records_.final_turn_seq = schedule_.next_turn_after(judged_end_ns).seq - 1;
   records_.final_state.assign(static_cast<size_t>(s.nodes), FinalState{});
   for (int i = 0; i < s.nodes; ++i) {
     const SimNode& sn = nodes_[static_cast<size_t>(i)];
@@ -1048,13 +1064,8 @@ void Simulator::finish_clocks() {
     ClockLife& cl = records_.clocks[i];
     cl.rate_ppm_end = sn.sync ? sn.sync->stats().rate_ppm : 0;
     if (!sn.alive || !sn.sync) continue;
-    const core::ClockSyncStats& cs = sn.sync->stats();
-    cl.rounds += cs.rounds;
-    cl.rounds_out += cs.rounds_out;
-    cl.rounds_clipped += cs.rounds_clipped;
-    cl.integrations += cs.integrations;
-    cl.cold_starts += cs.cold_starts;
-    cl.offset_ns_max = std::max(cl.offset_ns_max, cs.offset_ns_max);
+    cl.rate_max_ppm = sn.sync->config().rate_max_ppm;
+    add_clock_stats(cl, sn.sync->stats());
   }
   for (DeliveryRecord& d : records_.deliveries) {
     const SimNode& sn = nodes_[d.node];

@@ -38,6 +38,18 @@ set +e
 set -e
 if [ $rc -eq 2 ] && grep -q "unknown ordering engine 'paxos'" "$tmp/out"; then ok "unknown engine refused"; else bad "--order rc=$rc"; fi
 
+# A delay error every node shares: the run reports the rate corrections, centred; one that would
+# leave a negative configured delay is refused.
+if "$sim" --nodes 4 --cycles 1500 --drift-ppm 200 --clock-delay-error-ns 6000 --seed 3 >"$tmp/out" 2>&1 &&
+   grep -q '^result: PASS' "$tmp/out" &&
+   grep -Eq '^rates: .*mean [+-][0-9]{1,2}\.[0-9] ppm; delay error 6000 ns; [1-9][0-9]* windows counted' "$tmp/out"; then
+  ok "--clock-delay-error-ns: rates reported, their mean within 100 ppm (the bound: 400)"
+else bad "--clock-delay-error-ns run"; cat "$tmp/out"; fi
+set +e
+"$sim" --clock-delay-error-ns -100000 --drift-ppm 100 >"$tmp/out" 2>&1; rc=$?
+set -e
+if [ $rc -eq 2 ] && grep -q "delay error" "$tmp/out"; then ok "a delay error below the delay refused"; else bad "delay error rc=$rc"; fi
+
 # otfp: same flags, same --deliveries file; 5% loss on every link holds on every seed.
 if "$sim" --order otfp --nodes 4 --cycles 300 --loss 0.05 --seeds 50 --quiet >"$tmp/out" 2>&1 &&
    grep -q '^result: PASS' "$tmp/out"; then ok "otfp at 5% loss passes 50 seeds"; else bad "otfp loss run"; cat "$tmp/out"; fi

@@ -333,35 +333,67 @@ TEST_CASE("clock sync: a node sends its latest window's sum and counts it once 2
   };
   round(0);
   CHECK(s.window().window == -1);
-  round(1);  // window 0: rounds 0 and 1
+  round(1);  // window 0: rounds 0 and 1, but no round closed here before it: not exact
   CHECK(s.window().window == 0);
-  CHECK(s.window().sum_ns == -4'000);
-  s.on_peer_window(0, {0, -4'000});   // itself: not a peer
-  s.on_peer_window(9, {0, -4'000});   // no such node
-  s.on_peer_window(1, {0, kNoSum});   // not whole
-  s.on_peer_window(1, {0, -2'000});   // peer 1's
-  s.on_peer_window(2, {5, -2'000});   // from the future
+  CHECK(s.window().sum_ns == kNoSum);
   round(2);
-  round(3);  // window 0 counts two rounds after its end: its own and one peer's, fewer than 2f + 1
+  round(3);  // window 1: rounds 2 and 3, after round 1's whole correction
+  CHECK(s.window().window == 1);
+  CHECK(s.window().sum_ns == -4'000);
+  s.on_peer_window(0, {1, -4'000});   // itself: not a peer
+  s.on_peer_window(9, {1, -4'000});   // no such node
+  s.on_peer_window(1, {1, kNoSum});   // not exact
+  s.on_peer_window(1, {1, -2'000});   // peer 1's
+  s.on_peer_window(2, {5, -2'000});   // from the future
+  round(4);
+  round(5);  // window 1 counts two rounds after its end: its own and one peer's, fewer than 2f + 1
   CHECK(s.stats().rate_windows == 0);
   CHECK(s.stats().rate_windows_unknown == 1);
-  CHECK(s.window().window == 1);
-  s.on_peer_window(1, {1, -2'000});
-  s.on_peer_window(2, {1, -10'000});
-  s.on_peer_window(2, {1, -10'000});  // a repeat
-  s.on_peer_window(3, {0, -9'000});   // a window already counted
-  round(4);
-  round(5);  // window 1: {-4, -2, -10} us, the common part -4 us: no rate error
+  CHECK(s.window().window == 2);
+  s.on_peer_window(1, {2, -2'000});
+  s.on_peer_window(2, {2, -10'000});
+  s.on_peer_window(2, {2, -10'000});  // a repeat
+  s.on_peer_window(3, {1, -9'000});   // a window already counted
+  round(6);
+  round(7);  // window 2: {-4, -2, -10} us, the common part -4 us: no rate error
   CHECK(s.stats().rate_windows == 1);
   CHECK(s.stats().common_step_ns_last == -2'000);
   CHECK(s.stats().rate_ppm == 0);
-  s.on_peer_window(1, {2, -8'000});
-  s.on_peer_window(3, {2, -8'000});
-  round(6);
-  round(7);  // window 2: {-4, -8, -8} us, common -8 us: 4 us slower than the others over 2 ms,
+  s.on_peer_window(1, {3, -8'000});
+  s.on_peer_window(3, {3, -8'000});
+  round(8);
+  round(9);  // window 3: {-4, -8, -8} us, common -8 us: 4 us slower than the others over 2 ms,
              // +2000 ppm, clamped
   CHECK(s.stats().rate_windows == 2);
   CHECK(s.stats().rate_ppm == 1000);
+}
+
+TEST_CASE("clock sync: a window counts with clipped rounds inside it, not with an offset carried in or out or one far off") {
+  ClockSyncConfig cfg = config_for(4, 0, 1);
+  cfg.rate_window_rounds = 4;
+  cfg.step_max_ns = 5'000;
+  auto s = ClockSync::create(cfg).value();
+  s.on_time(10);
+  s.end_integration();
+  const Schedule sched = Schedule::create(s.config().schedule).value();
+  // Every peer reads `late` behind this node: the midpoint is `late`, the correction -late,
+  // clipped to 5 us.
+  auto round = [&](int64_t r, int64_t late) {
+    for (NodeId p = 1; p < 4; ++p) s.on_frame(p, r, s.local_ns(sched.transmit_ns(r, p) + s.config().delay_ns + late));
+    s.on_time(s.local_ns(sched.cycle_start_ns(r + 1)));
+  };
+  auto window = [&](int64_t first, std::array<int64_t, 4> late) {
+    for (int64_t i = 0; i < 4; ++i) round(first + i, late[static_cast<size_t>(i)]);
+    REQUIRE(s.window().window == first / 4);
+    return s.window().sum_ns;
+  };
+  CHECK(window(0, {1'000, 1'000, 1'000, 1'000}) == kNoSum);    // nothing closed before it
+  CHECK(window(4, {1'000, 7'000, 1'000, 1'000}) == -8'000);    // clipped inside: made up within
+  CHECK(window(8, {1'000, 1'000, 1'000, 7'000}) == kNoSum);    // its last round clipped: carried out
+  CHECK(window(12, {1'000, 1'000, 1'000, 1'000}) == kNoSum);   // round 11's offset carried in
+  CHECK(window(16, {1'000, 11'000, 1'000, 1'000}) == kNoSum);  // beyond 2 x 5 us: an offset
+  CHECK(window(20, {1'000, 1'000, -2'000, 1'000}) == -1'000);
+  CHECK(s.stats().rounds_clipped == 3);
 }
 
 TEST_CASE("clock sync: without the rate correction a constant drift still stays bounded, with a steady offset") {
