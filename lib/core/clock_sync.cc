@@ -250,7 +250,7 @@ void ClockSync::close_round(int64_t local_ns) {
   } else {
     ++stats_.rounds_short;
     add_to_window(round_, 0, 0);  // no correction: a sum short of one round's (a common part of
-                                     // 25 us in a 12.8 s window: 2 ppm), not a window lost
+                                  // 25 us in a 12.8 s window: 2 ppm), not a window lost
   }
   const double rate = count_window(map_.rate);
   stats_.correction_ns_last = step_ns;
@@ -293,6 +293,7 @@ void ClockSync::add_to_window(int64_t round, int64_t step_ns, int64_t offset_ns)
   // midpoint beyond twice the largest step is an offset, not a rate: a group of nodes heard
   // again after a cold start apart.
   const bool exact = window_rounds_ == w && !window_carry_in_ && !window_wild_ && whole;
+  if (window_rounds_ == w && !exact) ++stats_.rate_windows_inexact;
   last_window_ = {window_, exact ? window_sum_ns_ : kNoSum};
   own_windows_[static_cast<size_t>(window_ % kWindowsKept)] = last_window_;
 }

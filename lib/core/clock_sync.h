@@ -126,6 +126,9 @@ struct ClockSyncStats {
   double rate_ppm = 0;              // the rate correction now
   uint64_t rate_windows = 0;        // windows counted for the rate correction
   uint64_t rate_windows_unknown = 0;  // whole windows left out: too few peers' sums known
+  uint64_t rate_windows_inexact = 0;  // own windows of rounds all closed here but not exact: a
+                                      // clipped offset carried in or out, or a midpoint beyond
+                                      // 2 x step_max_ns (sent as kNoSum, never counted)
   int64_t common_step_ns_last = 0;  // the common part of the last window counted, per round (the
                                     // delay's error as the midpoints see it, negated)
   // The last round closed (or the integration): its cycle and the peers whose readings it took

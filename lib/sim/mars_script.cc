@@ -326,9 +326,9 @@ void MarsScript::expect_rates(const std::map<std::string, std::string>& o) {
     drift_mean += cl.drift_ppm_start;
     rate_mean += cl.rate_ppm_end;
     seen += fmt("\n  node %d: drift %+.1f ppm, rate correction %+.1f ppm (bound %.0f), %" PRIu64
-                " windows counted, %" PRIu64 " left out; %" PRIu64 " rounds, %" PRIu64 " clipped",
+                " windows counted, %" PRIu64 " left out, %" PRIu64 " inexact; %" PRIu64 " rounds, %" PRIu64 " clipped",
                 k, cl.drift_ppm_start, cl.rate_ppm_end, cl.rate_max_ppm, cl.rate_windows, cl.rate_windows_unknown,
-                cl.rounds, cl.rounds_clipped);
+                cl.rate_windows_inexact, cl.rounds, cl.rounds_clipped);
   }
   if (correct.empty()) fail("expect rates: no correct clock is up at the end");
   drift_mean /= static_cast<double>(correct.size());

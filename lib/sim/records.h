@@ -70,6 +70,7 @@ struct ClockLife {        // per node: its clock and synchronisation (summed ove
   double rate_max_ppm = 0;           // its bound (ClockSyncConfig::rate_max_ppm)
   uint64_t rate_windows = 0;         // windows its rate correction counted
   uint64_t rate_windows_unknown = 0; // whole windows left out: too few peers' sums known
+  uint64_t rate_windows_inexact = 0; // own windows not exact (clipped offsets carried in or out)
 };
 
 struct EventRecord {

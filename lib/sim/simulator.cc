@@ -40,6 +40,7 @@ void add_clock_stats(ClockLife& cl, const core::ClockSyncStats& cs) {
   cl.offset_ns_max = std::max(cl.offset_ns_max, cs.offset_ns_max);
   cl.rate_windows += cs.rate_windows;
   cl.rate_windows_unknown += cs.rate_windows_unknown;
+  cl.rate_windows_inexact += cs.rate_windows_inexact;
 }
 
 // The frame with the sender's rate window appended, as the daemon's TX path does.

@@ -250,7 +250,7 @@ def synchronised() -> None:
           "windows' corrections less their common part (section 14)",
           rates[1] - rates[0] > 100 and all(w > 0 for w in windows),
           f"rate_ppm {rates}, rate windows counted {windows}, left out {[c['rate_windows_unknown'] for c in clocks]}, "
-          f"common part per round {commons} ns")
+          f"not exact {[c.get('rate_windows_inexact') for c in clocks]}, common part per round {commons} ns")
     spreads = [c["spread_max_ns"] for c in clocks]
     # The precision estimate of a round in which this node's own receive loop stalled includes the
     # stall (all its readings late alike): spread_max_ns shows the worst such round. The estimate

@@ -138,6 +138,7 @@ int cmd_clock(const char*, const char*, rte_tel_data* d) {
   dict.i64("common_step_ns", s.common_step_ns);
   rte_tel_data_add_dict_u64(d, "rate_windows", s.rate_windows);
   rte_tel_data_add_dict_u64(d, "rate_windows_unknown", s.rate_windows_unknown);
+  rte_tel_data_add_dict_u64(d, "rate_windows_inexact", s.rate_windows_inexact);
   rte_tel_data_add_dict_u64(d, "rounds", s.rounds);
   rte_tel_data_add_dict_u64(d, "rounds_short", s.rounds_short);
   rte_tel_data_add_dict_u64(d, "rounds_clipped", s.rounds_clipped);

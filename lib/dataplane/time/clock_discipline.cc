@@ -178,6 +178,7 @@ ClockStatus ClockDiscipline::status(uint64_t now_tsc) const {
   s.common_step_ns = st.common_step_ns_last;
   s.rate_windows = st.rate_windows;
   s.rate_windows_unknown = st.rate_windows_unknown;
+  s.rate_windows_inexact = st.rate_windows_inexact;
   return s;
 }
 

@@ -75,6 +75,7 @@ struct ClockStatus {
                                  // delay_ns as the midpoints see it
   uint64_t rate_windows = 0;     // rate windows counted for the rate correction
   uint64_t rate_windows_unknown = 0;  // whole windows left out: too few peers' sums known
+  uint64_t rate_windows_inexact = 0;  // own windows not exact (clipped offsets carried in or out)
   uint64_t rounds = 0;
   uint64_t rounds_short = 0;
   uint64_t rounds_clipped = 0;
