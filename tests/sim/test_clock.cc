@@ -90,60 +90,81 @@ TEST_CASE("clock sync, mars: drift up to 200 ppm and f Byzantine clocks keep the
 // nodes not apart. The rate corrections must learn each node's drift against the others and leave
 // their mean near 0 (before the window sums, such an error took every rate to its bound, 400 ppm
 // here), and rounds clipped by it must not cost the windows
-// (tests/sim/testdata/mars/clock_common_delay_error.txt). The tolerances are the estimate's noise
-// at 1 ms cycles (128 ms windows, 10 us of jitter): the same seeds without a delay error give a
-// mean within 35 ppm and relative drifts within 71 ppm, 10 of 11 windows counted.
+// (tests/sim/testdata/mars/clock_common_delay_error.txt). Each seed runs twice, with the error and
+// without: the estimate's own noise at 1 ms cycles (128 ms windows, 10 us of jitter, 3 correct
+// clocks of 4) puts single seeds' means beyond 60 ppm either way, so the error is judged by what
+// it adds over the seeds, and per seed only by what the noise never does (a rate at its bound, a
+// clock that counted no window).
 TEST_CASE("clock sync, mars: a delay error common to every node leaves the rate corrections centred on the relative drifts") {
   const long seeds = clock_seeds(48);
   const int64_t errors_ns[] = {-9'000, -6'000, -3'000, 3'000, 6'000, 9'000};
   constexpr int64_t kCycles = 1'500;  // 11 windows of 128 rounds
+  struct Sum {
+    double mean_abs = 0, tracking_abs = 0, mean_worst = 0;
+    uint64_t windows = 0, clipped = 0, clocks = 0;
+  };
+  Sum with, without;
   long failed = 0;
-  double mean_worst = 0, tracking_worst = 0;
-  uint64_t windows = 0, clipped = 0, judged = 0;
   for (long k = 0; k < seeds; ++k) {
     const int nodes = 4 + static_cast<int>(k % 4);  // 4..7
-    Scenario s = clock_scenario(nodes, kCycles, static_cast<uint64_t>(k) + 1);
-    s.drift_wander_ppm = 0;  // each rate correction is judged against its node's drift
-    s.clock_delay_error_ns = errors_ns[k % 6];
-    s.byzantine_clocks = (k / 6) % 2 == 0 ? (nodes - 1) / 3 : 0;
-    Run r = run(s);
-    check_clock(r.rec(), clock_params(s, r.rec(), true), r.report);
-    double drift_mean = 0, rate_mean = 0;
-    int correct = 0;
-    for (const ClockLife& c : r.rec().clocks)
-      if (!c.byzantine) {
-        drift_mean += c.drift_ppm_start;
-        rate_mean += c.rate_ppm_end;
-        ++correct;
+    for (const bool error : {true, false}) {
+      Scenario s = clock_scenario(nodes, kCycles, static_cast<uint64_t>(k) + 1);
+      s.drift_wander_ppm = 0;  // each rate correction is judged against its node's drift
+      s.clock_delay_error_ns = error ? errors_ns[k % 6] : 0;
+      s.byzantine_clocks = (k / 6) % 2 == 0 ? (nodes - 1) / 3 : 0;
+      Run r = run(s);
+      check_clock(r.rec(), clock_params(s, r.rec(), true), r.report);
+      Sum& sum = error ? with : without;
+      double drift_mean = 0, rate_mean = 0;
+      int correct = 0;
+      for (const ClockLife& c : r.rec().clocks)
+        if (!c.byzantine) {
+          drift_mean += c.drift_ppm_start;
+          rate_mean += c.rate_ppm_end;
+          ++correct;
+        }
+      drift_mean /= correct;
+      rate_mean /= correct;
+      sum.mean_abs += std::abs(rate_mean);
+      sum.mean_worst = std::max(sum.mean_worst, std::abs(rate_mean));
+      std::string why = r.report.ok() ? "" : r.violations();
+      for (size_t i = 0; i < r.rec().clocks.size(); ++i) {
+        const ClockLife& c = r.rec().clocks[i];
+        if (c.byzantine) continue;
+        sum.tracking_abs += std::abs(c.rate_ppm_end + c.drift_ppm_start - drift_mean);
+        sum.windows += c.rate_windows;
+        sum.clipped += c.rounds_clipped;
+        ++sum.clocks;
+        if (c.rate_windows == 0) why += " node " + std::to_string(i) + " counted no window;";
+        if (std::abs(c.rate_ppm_end) >= c.rate_max_ppm) why += " node " + std::to_string(i) + " at its rate bound;";
       }
-    drift_mean /= correct;
-    rate_mean /= correct;
-    std::string why = r.report.ok() ? "" : r.violations();
-    if (std::abs(rate_mean) > 60) why += " the rates' mean " + std::to_string(rate_mean) + " ppm;";
-    mean_worst = std::max(mean_worst, std::abs(rate_mean));
-    for (size_t i = 0; i < r.rec().clocks.size(); ++i) {
-      const ClockLife& c = r.rec().clocks[i];
-      if (c.byzantine) continue;
-      const double tracking = c.rate_ppm_end + c.drift_ppm_start - drift_mean;
-      tracking_worst = std::max(tracking_worst, std::abs(tracking));
-      windows += c.rate_windows;
-      clipped += c.rounds_clipped;
-      ++judged;
-      if (c.rate_windows < 4) why += " node " + std::to_string(i) + " counted " + std::to_string(c.rate_windows) + " windows;";
-      if (std::abs(c.rate_ppm_end) >= c.rate_max_ppm) why += " node " + std::to_string(i) + " at its rate bound;";
-      if (std::abs(tracking) > 100) why += " node " + std::to_string(i) + " off its relative drift by " + std::to_string(tracking) + " ppm;";
-    }
-    if (!why.empty()) {
-      ++failed;
-      FAIL_CHECK("seed " << s.seed << " nodes " << nodes << " delay error " << s.clock_delay_error_ns << " ns, byzantine "
-                         << s.byzantine_clocks << ":" << why);
+      if (!why.empty()) {
+        ++failed;
+        FAIL_CHECK("seed " << s.seed << " nodes " << nodes << " delay error " << s.clock_delay_error_ns
+                           << " ns, byzantine " << s.byzantine_clocks << ":" << why);
+      }
     }
   }
   CHECK(failed == 0);
-  CHECK(clipped > 0);  // the larger errors clip rounds: the windows count with them
-  WARN("common delay error, seeds " << seeds << ": rates' mean within " << mean_worst << " ppm, relative drift within "
-                                    << tracking_worst << " ppm, " << windows / std::max<uint64_t>(1, judged)
-                                    << " windows per clock, " << clipped << " rounds clipped");
+  const auto per_seed = [&](double x) { return x / static_cast<double>(seeds); };
+  const auto per_clock = [](double x, const Sum& s) { return x / static_cast<double>(std::max<uint64_t>(1, s.clocks)); };
+  INFO("with the error: rates' mean " << per_seed(with.mean_abs) << " ppm on average (worst " << with.mean_worst
+       << "), relative drift " << per_clock(with.tracking_abs, with) << " ppm, "
+       << per_clock(static_cast<double>(with.windows), with) << " windows per clock, " << with.clipped
+       << " rounds clipped; without: " << per_seed(without.mean_abs) << " ppm (worst " << without.mean_worst << "), "
+       << per_clock(without.tracking_abs, without) << " ppm, " << per_clock(static_cast<double>(without.windows), without)
+       << " windows");
+  CHECK(per_seed(with.mean_abs) <= 1.5 * per_seed(without.mean_abs) + 5);
+  CHECK(per_clock(with.tracking_abs, with) <= 1.5 * per_clock(without.tracking_abs, without) + 5);
+  // The old rule (a window with a clipped round lost) counted half of them at 5 us, none at 10.
+  CHECK(per_clock(static_cast<double>(with.windows), with) >= 0.8 * per_clock(static_cast<double>(without.windows), without));
+  CHECK(with.clipped > 0);  // the larger errors clip rounds: the windows count with them
+  WARN("common delay error, seeds " << seeds << ": rates' mean " << per_seed(with.mean_abs) << " ppm on average (without the error "
+                                    << per_seed(without.mean_abs) << "), relative drift " << per_clock(with.tracking_abs, with)
+                                    << " ppm (" << per_clock(without.tracking_abs, without) << "), "
+                                    << per_clock(static_cast<double>(with.windows), with) << " windows per clock ("
+                                    << per_clock(static_cast<double>(without.windows), without) << "), " << with.clipped
+                                    << " rounds clipped");
 }
 
 TEST_CASE("clock sync, mars: faults inside the hypothesis on top of drift and f - 1 Byzantine clocks") {
