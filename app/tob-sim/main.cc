@@ -511,23 +511,11 @@ void print_run(const Scenario& s, const tob::sim::Records& rec, const tob::sim::
                 " rounds out, %" PRIu64 " frames withheld\n",
                 s.drift_ppm_max, s.drift_wander_ppm, s.clock_offset_ns_max, byz.c_str(), rounds, clipped, integrations, cold,
                 st.clock_rounds_out, rec.frames_withheld_clock);
-    double rate_lo = 0, rate_hi = 0, rate_sum = 0;
-    uint64_t windows = 0, windows_unknown = 0, windows_inexact = 0;
-    int correct = 0;
-    for (const auto& c : rec.clocks) {
-      if (c.byzantine) continue;
-      rate_lo = correct == 0 ? c.rate_ppm_end : std::min(rate_lo, c.rate_ppm_end);
-      rate_hi = correct == 0 ? c.rate_ppm_end : std::max(rate_hi, c.rate_ppm_end);
-      rate_sum += c.rate_ppm_end;
-      windows += c.rate_windows;
-      windows_unknown += c.rate_windows_unknown;
-      windows_inexact += c.rate_windows_inexact;
-      ++correct;
-    }
+    const tob::sim::RateSummary rates = tob::sim::summarize_rates(rec);
     std::printf("rates: correct clocks' corrections %+.1f..%+.1f ppm, mean %+.1f ppm; delay error %" PRId64
                 " ns; %" PRIu64 " windows counted, %" PRIu64 " left out, %" PRIu64 " inexact\n",
-                rate_lo, rate_hi, correct > 0 ? rate_sum / correct : 0.0, s.clock_delay_error_ns, windows, windows_unknown,
-                windows_inexact);
+                rates.rate_lo, rates.rate_hi, rates.rate_mean, s.clock_delay_error_ns, rates.windows,
+                rates.windows_unknown, rates.windows_inexact);
     uint64_t apart = 0;
     for (const auto& l : rec.lives) apart += l.clock_apart.size();
     std::printf("precision: bound %" PRId64 " ns, worst %" PRId64 " ns (cycle %" PRId64 ", %" PRIu64

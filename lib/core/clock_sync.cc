@@ -277,12 +277,11 @@ void ClockSync::add_to_window(int64_t round, int64_t step_ns, int64_t offset_ns)
     window_wild_ = false;
     // A clipped correction leaves the rest of the offset to the next rounds: one clipped just
     // before the window would add an offset that is not a rate to its sum.
-    window_carry_in_ = !(last_whole_ && last_round_ == round - 1);
+    window_carry_in_ = !last_whole_;
   }
   window_sum_ns_ += step_ns;
   ++window_rounds_;
   window_wild_ |= offset_ns > 2 * config_.step_max_ns;
-  last_round_ = round;
   last_whole_ = whole;
   if (round % w != w - 1) return;
   // Exact: every round of it closed here (one started mid-window, after integration, is not),

@@ -199,10 +199,10 @@ class ClockSync {
   int64_t window_ = -1;             // the window the rounds now closing fall in
   int64_t window_sum_ns_ = 0;       // its corrections so far
   int window_rounds_ = 0;           // its rounds closed so far
-  bool window_carry_in_ = true;     // the round before it was clipped, or did not close here
+  bool window_carry_in_ = true;     // the round before it was clipped, or was none
   bool window_wild_ = false;        // a midpoint beyond 2 x step_max_ns in it
-  int64_t last_round_ = -1;         // the latest round closed into a window, and whether its
-  bool last_whole_ = false;         // correction was whole (not clipped)
+  bool last_whole_ = false;         // the round before corrected whole (false before the first:
+                                    // after integration every round closes here, in order)
   ClockWindow last_window_;         // the latest completed (sent in section 14)
   std::array<ClockWindow, kWindowsKept> own_windows_{};  // [window % 4]: completed, to be counted
   std::array<std::array<ClockWindow, kMaxNodes>, kWindowsKept> peer_windows_{};  // [window % 4][sender]

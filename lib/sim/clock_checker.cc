@@ -240,4 +240,30 @@ void check_clock(const Records& rec, const ClockCheckParams& p, CheckReport& rep
   }
 }
 
+bool rate_judged(const Records& records, size_t node) {
+  return !records.clocks[node].byzantine && node < records.final_state.size() && records.final_state[node].alive;
+}
+
+RateSummary summarize_rates(const Records& records) {
+  RateSummary r;
+  for (size_t i = 0; i < records.clocks.size(); ++i) {
+    const ClockLife& c = records.clocks[i];
+    if (c.byzantine) continue;
+    r.windows += c.rate_windows;
+    r.windows_unknown += c.rate_windows_unknown;
+    r.windows_inexact += c.rate_windows_inexact;
+    if (!rate_judged(records, i)) continue;
+    r.rate_lo = r.clocks == 0 ? c.rate_ppm_end : std::min(r.rate_lo, c.rate_ppm_end);
+    r.rate_hi = r.clocks == 0 ? c.rate_ppm_end : std::max(r.rate_hi, c.rate_ppm_end);
+    r.rate_mean += c.rate_ppm_end;
+    r.drift_mean += c.drift_ppm_start;
+    ++r.clocks;
+  }
+  if (r.clocks > 0) {
+    r.rate_mean /= r.clocks;
+    r.drift_mean /= r.clocks;
+  }
+  return r;
+}
+
 }  // namespace tob::sim

@@ -39,4 +39,16 @@ const std::vector<std::string>& clock_property_names();
 // Adds its violations and figures (CheckStats::clock_*) to `report`.
 void check_clock(const Records& records, const ClockCheckParams& params, CheckReport& report);
 
+// The rate corrections at the end of a run (docs/simulator.md "Clocks and their
+// synchronisation"): over the correct clocks (not Byzantine) up at the end, the range and mean of
+// their corrections and the mean of their drifts at the start; the windows summed over every
+// correct clock's lives.
+struct RateSummary {
+  int clocks = 0;
+  double rate_lo = 0, rate_hi = 0, rate_mean = 0, drift_mean = 0;
+  uint64_t windows = 0, windows_unknown = 0, windows_inexact = 0;
+};
+bool rate_judged(const Records& records, size_t node);  // a correct clock, up at the end
+RateSummary summarize_rates(const Records& records);
+
 }  // namespace tob::sim

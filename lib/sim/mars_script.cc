@@ -315,36 +315,31 @@ void MarsScript::expect_rates(const std::map<std::string, std::string>& o) {
   const int64_t within = to_int(o.at("within"), "within");
   const int64_t tracking = o.count("tracking") ? to_int(o.at("tracking"), "tracking") : -1;
   const Records& rec = sim_->records();
+  const RateSummary rates = summarize_rates(rec);
   std::vector<int> correct;
-  double drift_mean = 0;
-  double rate_mean = 0;
   std::string seen;
   for (int k = 0; k < scenario_.nodes; ++k) {
     const ClockLife& cl = rec.clocks[static_cast<size_t>(k)];
-    if (cl.byzantine || sim_->node(k) == nullptr) continue;
+    if (!rate_judged(rec, static_cast<size_t>(k))) continue;
     correct.push_back(k);
-    drift_mean += cl.drift_ppm_start;
-    rate_mean += cl.rate_ppm_end;
     seen += fmt("\n  node %d: drift %+.1f ppm, rate correction %+.1f ppm (bound %.0f), %" PRIu64
                 " windows counted, %" PRIu64 " left out, %" PRIu64 " inexact; %" PRIu64 " rounds, %" PRIu64 " clipped",
                 k, cl.drift_ppm_start, cl.rate_ppm_end, cl.rate_max_ppm, cl.rate_windows, cl.rate_windows_unknown,
                 cl.rate_windows_inexact, cl.rounds, cl.rounds_clipped);
   }
   if (correct.empty()) fail("expect rates: no correct clock is up at the end");
-  drift_mean /= static_cast<double>(correct.size());
-  rate_mean /= static_cast<double>(correct.size());
   for (int k : correct) {
     const ClockLife& cl = rec.clocks[static_cast<size_t>(k)];
     if (cl.rate_windows == 0) fail(fmt("node %d counted no rate window:", k) + seen);
     if (std::abs(cl.rate_ppm_end) >= cl.rate_max_ppm) fail(fmt("node %d's rate correction is at its bound:", k) + seen);
-    const double error = cl.rate_ppm_end + cl.drift_ppm_start - drift_mean;
+    const double error = cl.rate_ppm_end + cl.drift_ppm_start - rates.drift_mean;
     if (tracking >= 0 && std::abs(error) > static_cast<double>(tracking))
       fail(fmt("node %d's rate correction is %+.1f ppm off its drift against the mean, beyond %" PRId64 ":", k, error,
                tracking) + seen);
   }
-  if (std::abs(rate_mean) > static_cast<double>(within))
-    fail(fmt("the correct clocks' rate corrections average %+.1f ppm, beyond %" PRId64 ":", rate_mean, within) + seen);
-  output_ += fmt("rates centred: mean %+.1f ppm over %zu correct clocks", rate_mean, correct.size()) + seen + "\n";
+  if (std::abs(rates.rate_mean) > static_cast<double>(within))
+    fail(fmt("the correct clocks' rate corrections average %+.1f ppm, beyond %" PRId64 ":", rates.rate_mean, within) + seen);
+  output_ += fmt("rates centred: mean %+.1f ppm over %zu correct clocks", rates.rate_mean, correct.size()) + seen + "\n";
 }
 
 ScriptResult MarsScript::run(const std::string& text) {

@@ -115,23 +115,14 @@ TEST_CASE("clock sync, mars: a delay error common to every node leaves the rate 
       Run r = run(s);
       check_clock(r.rec(), clock_params(s, r.rec(), true), r.report);
       Sum& sum = error ? with : without;
-      double drift_mean = 0, rate_mean = 0;
-      int correct = 0;
-      for (const ClockLife& c : r.rec().clocks)
-        if (!c.byzantine) {
-          drift_mean += c.drift_ppm_start;
-          rate_mean += c.rate_ppm_end;
-          ++correct;
-        }
-      drift_mean /= correct;
-      rate_mean /= correct;
-      sum.mean_abs += std::abs(rate_mean);
-      sum.mean_worst = std::max(sum.mean_worst, std::abs(rate_mean));
+      const RateSummary rates = summarize_rates(r.rec());
+      sum.mean_abs += std::abs(rates.rate_mean);
+      sum.mean_worst = std::max(sum.mean_worst, std::abs(rates.rate_mean));
       std::string why = r.report.ok() ? "" : r.violations();
       for (size_t i = 0; i < r.rec().clocks.size(); ++i) {
+        if (!rate_judged(r.rec(), i)) continue;
         const ClockLife& c = r.rec().clocks[i];
-        if (c.byzantine) continue;
-        sum.tracking_abs += std::abs(c.rate_ppm_end + c.drift_ppm_start - drift_mean);
+        sum.tracking_abs += std::abs(c.rate_ppm_end + c.drift_ppm_start - rates.drift_mean);
         sum.windows += c.rate_windows;
         sum.clipped += c.rounds_clipped;
         ++sum.clocks;
