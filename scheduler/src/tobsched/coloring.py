@@ -27,15 +27,21 @@ def dsatur(adj: list[set[int]], colours: int) -> list[int | None]:
     colour: list[int | None] = [None] * n
     seen: list[set[int]] = [set() for _ in range(n)]
     pending = set(range(n))
+    # The largest (saturation, degree, -index) as one integer per vertex, kept up to date:
+    # saturation * SAT + degree * n + (n - 1 - index), as in exact_colour.
+    SAT = (n + 1) * n + n
+    score = [len(adj[u]) * n + (n - 1 - u) for u in range(n)]
     while pending:
-        v = max(pending, key=lambda u: (len(seen[u]), len(adj[u]), -u))
+        v = max(pending, key=score.__getitem__)
         pending.discard(v)
         c = next((k for k in range(colours) if k not in seen[v]), None)
         if c is None:
             continue
         colour[v] = c
         for u in adj[v]:
-            seen[u].add(c)
+            if c not in seen[u]:
+                seen[u].add(c)
+                score[u] += SAT
     return colour
 
 
@@ -72,40 +78,48 @@ def tabu_colour(
         return []
     rng = random.Random(seed)
     col = [c if c is not None else rng.randrange(colours) for c in start]
+    nbrs = [list(a) for a in adj]
     # gamma[v][c]: neighbours of v that have colour c.
     gamma = [[0] * colours for _ in range(n)]
     for v in range(n):
-        for u in adj[v]:
-            gamma[v][col[u]] += 1
+        gv = gamma[v]
+        for u in nbrs[v]:
+            gv[col[u]] += 1
     conflicts = sum(gamma[v][col[v]] for v in range(n)) // 2
     # The vertices in conflict (few, once the search is under way): only they have moves. Scanned
     # in ascending order, so the moves and the generator's draws are those of a scan over all.
     conflicted = {v for v in range(n) if gamma[v][col[v]]}
-    tabu: dict[tuple[int, int], int] = {}
+    # tabu[v][c]: moving v to colour c is tabu up to this iteration (lists, not a dict keyed by
+    # (v, c): a quarter less time, same moves and draws).
+    tabu = [[-1] * colours for _ in range(n)]
     best = conflicts
+    draw = rng.random
+    palette = range(colours)
     for it in range(iterations_max):
         if conflicts == 0:
             return col
-        move: tuple[int, int] | None = None
+        move_v = -1
+        move_c = 0
         move_delta = 1 << 30
         for v in sorted(conflicted):
             gv = gamma[v]
             cv = col[v]
             cur = gv[cv]
-            for c in range(colours):
+            tv = tabu[v]
+            for c in palette:
                 if c == cv:
                     continue
                 d = gv[c] - cur
-                if d < move_delta or (d == move_delta and rng.random() < 0.3):
-                    if tabu.get((v, c), -1) >= it and conflicts + d >= best:
+                if d < move_delta or (d == move_delta and draw() < 0.3):
+                    if tv[c] >= it and conflicts + d >= best:
                         continue
-                    move, move_delta = (v, c), d
-        if move is None:
+                    move_v, move_c, move_delta = v, c, d
+        if move_v < 0:
             continue
-        v, c = move
+        v, c = move_v, move_c
         old = col[v]
         col[v] = c
-        for u in adj[v]:
+        for u in nbrs[v]:
             gu = gamma[u]
             gu[old] -= 1
             gu[c] += 1
@@ -118,8 +132,9 @@ def tabu_colour(
         else:
             conflicted.discard(v)
         conflicts += move_delta
-        best = min(best, conflicts)
-        tabu[(v, old)] = it + 7 + rng.randrange(10) + conflicts
+        if conflicts < best:
+            best = conflicts
+        tabu[v][old] = it + 7 + rng.randrange(10) + conflicts
     return col if conflicts == 0 else None
 
 

@@ -28,7 +28,9 @@ class SolveOptions:
 
 
 class RowBuilder:
-    """Collects sparse rows lo <= a.x <= hi as CSR pieces."""
+    """Collects sparse rows lo <= a.x <= hi as CSR pieces. Rows added one at a time are kept in
+    Python lists until the next bulk piece or arrays(): a model has hundreds of small rows, and a
+    handful of numpy arrays per row cost more than the rest of building it."""
 
     def __init__(self) -> None:
         self._starts: list[npt.NDArray[np.int64]] = [np.zeros(1, dtype=np.int64)]
@@ -37,13 +39,39 @@ class RowBuilder:
         self._lower: list[FloatArray] = []
         self._upper: list[FloatArray] = []
         self._nnz = 0
-        self.num_rows = 0
+        self._flushed_rows = 0
+        # Rows added by add() since the last flush: ends (nnz after each row), columns,
+        # coefficients, bounds.
+        self._row_ends: list[int] = []
+        self._row_cols: list[int] = []
+        self._row_coefs: list[float] = []
+        self._row_lo: list[float] = []
+        self._row_hi: list[float] = []
 
     def add(self, cols: npt.ArrayLike, lo: float, hi: float, coefs: npt.ArrayLike | None = None) -> None:
-        idx = np.asarray(cols, dtype=np.int32).ravel()
-        c = np.ones(idx.size) if coefs is None else np.asarray(coefs, dtype=np.float64).ravel()
-        assert c.size == idx.size
-        self.add_csr(np.array([0, idx.size]), idx, c, np.array([lo]), np.array([hi]))
+        idx = cols.ravel().tolist() if isinstance(cols, np.ndarray) else list(cols)  # type: ignore[arg-type]
+        if coefs is None:
+            c = [1.0] * len(idx)
+        else:
+            c = coefs.ravel().tolist() if isinstance(coefs, np.ndarray) else list(coefs)  # type: ignore[arg-type]
+        assert len(c) == len(idx)
+        self._row_cols.extend(idx)
+        self._row_coefs.extend(c)
+        self._row_ends.append(self._nnz + len(self._row_cols))
+        self._row_lo.append(float(lo))
+        self._row_hi.append(float(hi))
+
+    def _flush(self) -> None:
+        if not self._row_ends:
+            return
+        self._starts.append(np.asarray(self._row_ends, dtype=np.int64))
+        self._cols.append(np.asarray(self._row_cols, dtype=np.int32))
+        self._coefs.append(np.asarray(self._row_coefs, dtype=np.float64))
+        self._lower.append(np.asarray(self._row_lo, dtype=np.float64))
+        self._upper.append(np.asarray(self._row_hi, dtype=np.float64))
+        self._nnz += len(self._row_cols)
+        self._flushed_rows += len(self._row_ends)
+        self._row_ends, self._row_cols, self._row_coefs, self._row_lo, self._row_hi = [], [], [], [], []
 
     def add_csr(
         self,
@@ -54,6 +82,7 @@ class RowBuilder:
         hi: npt.ArrayLike,
     ) -> None:
         """Bulk form: rows given as CSR, starts relative to cols (starts[0] == 0)."""
+        self._flush()
         st = np.asarray(starts, dtype=np.int64)
         count = st.size - 1
         assert st[0] == 0 and count >= 0
@@ -66,9 +95,15 @@ class RowBuilder:
         self._lower.append(np.broadcast_to(np.asarray(lo, dtype=np.float64), (count,)).copy())
         self._upper.append(np.broadcast_to(np.asarray(hi, dtype=np.float64), (count,)).copy())
         self._nnz += int(st[-1])
-        self.num_rows += count
+        self._flushed_rows += count
+
+    @property
+    def num_rows(self) -> int:
+        return self._flushed_rows + len(self._row_ends)
 
     def arrays(self) -> tuple[IntArray, IntArray, FloatArray, FloatArray, FloatArray]:
+        self._flush()
+
         def ints(parts: Sequence[npt.NDArray[np.integer[Any]]]) -> IntArray:
             return np.concatenate(parts).astype(np.int32) if parts else np.zeros(0, dtype=np.int32)
 

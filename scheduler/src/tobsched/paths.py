@@ -47,9 +47,11 @@ def _distances_to(net: Network, dst: str) -> dict[str, int]:
     return dist
 
 
-def min_hop_paths(net: Network, flow: Flow) -> list[tuple[str, ...]]:
-    """All minimum-hop paths from flow.src to flow.dst, sorted."""
-    dist = _distances_to(net, flow.dst)
+def min_hop_paths(net: Network, flow: Flow, dist: dict[str, int] | None = None) -> list[tuple[str, ...]]:
+    """All minimum-hop paths from flow.src to flow.dst, sorted (`dist`: _distances_to(flow.dst)
+    when the caller has it)."""
+    if dist is None:
+        dist = _distances_to(net, flow.dst)
     if flow.src not in dist:
         return []
     out: list[tuple[str, ...]] = []
@@ -80,10 +82,13 @@ def candidates(net: Network, fixed: bool) -> list[Candidate]:
     """Candidate paths of all flows, grouped by flow in input order."""
     index = ArcIndex(net)
     cache: dict[Flow, list[tuple[str, ...]]] = {}
+    dists: dict[str, dict[str, int]] = {}
     out: list[Candidate] = []
     for i, f in enumerate(net.flows):
         if f not in cache:
-            cache[f] = min_hop_paths(net, f)
+            if f.dst not in dists:
+                dists[f.dst] = _distances_to(net, f.dst)
+            cache[f] = min_hop_paths(net, f, dists[f.dst])
         paths = cache[f]
         chosen = [fixed_path(paths, f)] if fixed else paths
         for p in chosen:

@@ -76,19 +76,15 @@ def slot_model(
 
     rows = RowBuilder()
     by_flow, by_arc = by_flow_and_arc(cands)
-    kk = np.arange(T)
     for members in by_flow:
-        cols = (np.asarray(members)[:, None] * T + kk[None, :]).ravel()
-        rows.add(cols, -np.inf, 1.0)
+        rows.add([ci * T + k for ci in members for k in range(T)], -np.inf, 1.0)
 
     groups = [m for m in by_arc if len({cands[ci].flow for ci in m}) > 1]
     groups += clique_cuts or []
     for members in groups:
-        m = np.asarray(members, dtype=np.int64)
         # One row per slot: all candidates using this link in slot k.
-        cols = (kk[:, None] + m[None, :] * T).ravel()
-        starts = np.arange(T + 1) * m.size
-        rows.add_csr(starts, cols, np.ones(cols.size), -np.inf, 1.0)
+        for k in range(T):
+            rows.add([ci * T + k for ci in members], -np.inf, 1.0)
     return rows, upper, rank
 
 
