@@ -169,3 +169,23 @@ def test_the_short_decision_proves_a_bound_above_the_optimum() -> None:
     net = network_from_obj(generate(TopologyParams(model="rrg", degree=3), flows=110, slots=3, seed=1))
     count, proven, upper, notes = _solve_pathsets(net, fixed=False)
     assert proven and count == upper == 54, (count, upper, notes)
+
+
+def test_row_builder_keeps_rows_in_order_across_single_and_bulk_rows() -> None:
+    # Single rows wait in Python lists until a bulk piece or arrays(): the CSR must still list
+    # every row in the order it was added, and the count must include the waiting ones.
+    rows = RowBuilder()
+    rows.add([2, 0], -np.inf, 1.0)
+    rows.add(np.array([1]), 0.5, 2.0, np.array([3.0]))
+    assert rows.num_rows == 2
+    rows.add_csr([0, 2, 3], [0, 1, 2], [1.0, 1.0, 4.0], -np.inf, [5.0, 6.0])
+    rows.add(range(3), 1.0, np.inf)
+    assert rows.num_rows == 5
+    starts, cols, coefs, lower, upper = rows.arrays()
+    assert starts.tolist() == [0, 2, 3, 5, 6, 9]
+    assert cols.tolist() == [2, 0, 1, 0, 1, 2, 0, 1, 2]
+    assert coefs.tolist() == [1.0, 1.0, 3.0, 1.0, 1.0, 4.0, 1.0, 1.0, 1.0]
+    assert lower.tolist() == [-np.inf, 0.5, -np.inf, -np.inf, 1.0]
+    assert upper.tolist() == [1.0, 2.0, 5.0, 6.0, np.inf]
+    assert starts.dtype == cols.dtype == np.int32 and coefs.dtype == lower.dtype == np.float64
+    assert rows.arrays()[0].tolist() == starts.tolist()  # arrays() twice: nothing flushed twice
