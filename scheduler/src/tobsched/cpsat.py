@@ -21,6 +21,7 @@ machine as on a quiet one. A wall-clock limit (the caller's deadline) is set as 
 
 from __future__ import annotations
 
+from tobsched.fixing import Fixing
 from tobsched.greedy import Assignment
 from tobsched.paths import Candidate, by_flow_and_arc
 from tobsched.slot_ilp import flow_ranks
@@ -46,10 +47,14 @@ def schedule_of_size(
     time_limit_s: float,
     deterministic_time: float = DETERMINISTIC_TIME,
     seed: int = SEED,
+    fixing: Fixing | None = None,
 ) -> tuple[bool | None, list[Assignment]]:
     """(True, a schedule of at least `target` flows), (False, []) when CP-SAT proves that none
-    exists, or (None, []) when it reached a limit. (A solution hint from the pump's best schedule
-    made it slower on most of the hard instances: docs/scheduler.md.)"""
+    exists, or (None, []) when it reached a limit. `fixing` (fixing.py, from the master's LP for
+    the same target; columns are candidates) leaves out the candidates no such schedule uses and
+    adds "exactly" for the candidates and master rows every such schedule fills. (A solution hint
+    from the pump's best schedule made it slower on most of the hard instances: docs/scheduler.md.)"""
+    assert fixing is None or fixing.target <= target, "a fixing holds only for its own target or above"
     if target <= 0:
         return True, [None] * num_flows
     h = _helper()
@@ -58,7 +63,10 @@ def schedule_of_size(
     model = h.CpModelProto()
     var_of: dict[tuple[int, int], int] = {}
     cols: list[tuple[int, int]] = []
+    left_out = set(fixing.out) if fixing else set()
     for ci, c in enumerate(cands):
+        if ci in left_out:
+            continue
         for k in range(min(rank[c.flow] + 1, T)):
             var_of[(ci, k)] = len(cols)
             cols.append((ci, k))
@@ -75,10 +83,18 @@ def schedule_of_size(
             lits = [var_of[(ci, k)] for ci in members if (ci, k) in var_of]
             if len(lits) > 1:
                 model.constraints.add().at_most_one.literals.extend(lits)
+    if fixing:
+        # The candidates and master rows every schedule of `target` flows fills (over all slots).
+        for members, bound in [([ci], 1) for ci in fixing.fixed_in] + fixing.tight:
+            lits = [var_of[(ci, k)] for ci in members for k in range(T) if (ci, k) in var_of]
+            row = model.constraints.add().linear
+            row.vars.extend(lits)
+            row.coeffs.extend([1] * len(lits))
+            row.domain.extend([bound, bound])
     total = model.constraints.add().linear
     total.vars.extend(range(len(cols)))
     total.coeffs.extend([1] * len(cols))
-    total.domain.extend([target, len(cols)])
+    total.domain.extend([target, max(target, len(cols))])
 
     params = h.SatParameters()
     params.num_workers = 1

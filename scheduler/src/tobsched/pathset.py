@@ -11,8 +11,9 @@ When the colouring fails, the master's bound is usually the optimum and a schedu
 what is missing. In order (_pumps), each stopping as soon as the bound is met: a feasibility pump
 on the slot LP (pump.py) from the master's colouring; CP-SAT deciding whether a schedule of the
 bound's size exists (cpsat.py; a proof that none does lowers the bound by one), within a budget
-of deterministic time; the same pump from the LP optimum, then again with another seed; greedy;
-the slot MIP of HiGHS deciding the same question with a longer time limit.
+of deterministic time, told what the master LP's duals fix for that size (fixing.py); the same
+pump from the LP optimum, then again with another seed; greedy; the slot MIP of HiGHS deciding
+the same question with a longer time limit.
 Then the rounds: a component that cannot be coloured gives a cut (each clique of more than T paths
 a clique cut, else a minimal non-colourable core) and the master is solved again. If that does
 not settle it within ROUNDS_MAX rounds, the symmetry-broken slot ILP runs with the master's bound
@@ -34,6 +35,7 @@ from tobsched.coloring import (
     non_colourable_core,
     tabu_component,
 )
+from tobsched.fixing import lp_fixing
 from tobsched.greedy import Assignment, greedy_assign
 from tobsched.highs_model import LP_VERTEX_STATUS, MipResult, RowBuilder, SolveOptions, solve_max
 from tobsched.paths import Candidate, by_flow_and_arc
@@ -49,6 +51,9 @@ PUMP_COLD2_ITERATIONS = 17
 DECIDE_TIME_S = 1.0
 # CP-SAT's decision after the warm pump: its budget of deterministic time (cpsat.py), 0 to skip it.
 CPSAT_DECIDE_DTIME = cpsat.DETERMINISTIC_TIME
+# Reduced-cost fixing from the master's LP for that decision (fixing.py): half CP-SAT's work on the
+# decisions of the benchmark, a fifth less on others (docs/scheduler.md "Reduced-cost fixing").
+CPSAT_FIXING = True
 # Node budget of the first exact colouring of a component DSatur could not colour.
 EXACT_FIRST_NODES = 300
 # With 3 slots the exact search decides every component of the benchmark within 1000 nodes (7 of
@@ -211,8 +216,10 @@ def solve_pathsets(
         deterministic time (label "CP-SAT"), else HiGHS within DECIDE_TIME_S."""
         nonlocal upper
         if label == "CP-SAT":
+            fix = lp_fixing(np.ones(len(cands)), _master_rows(cands, slots, cuts), upper, deadline.left()) \
+                if CPSAT_FIXING else None
             exists, got = cpsat.schedule_of_size(num_flows, cands, slots, upper, time_limit_s=deadline.left(),
-                                                 deterministic_time=CPSAT_DECIDE_DTIME)
+                                                 deterministic_time=CPSAT_DECIDE_DTIME, fixing=fix)
         else:
             exists, got = schedule_of_size(num_flows, cands, slots, upper,
                                            SolveOptions(min(DECIDE_TIME_S, deadline.left()), 0.0, opts.threads))
