@@ -171,6 +171,20 @@ def test_the_short_decision_proves_a_bound_above_the_optimum() -> None:
     assert proven and count == upper == 54, (count, upper, notes)
 
 
+def test_a_proof_without_a_schedule_one_below_goes_back_to_the_pumps(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The same instance with a warm pump of 6 iterations: its best is 52, two below the master's
+    # bound 55, when CP-SAT proves that no schedule of 55 exists. The next master round's pumps
+    # (target 54) find 54; greedy and HiGHS's decision of up to a second are not needed.
+    from tobsched import pathset
+
+    monkeypatch.setattr(pathset, "PUMP_WARM_ITERATIONS", 6)
+    net = network_from_obj(generate(TopologyParams(model="rrg", degree=3), flows=110, slots=3, seed=1))
+    count, proven, upper, notes = _solve_pathsets(net, fixed=False)
+    assert proven and count == upper == 54, (count, upper, notes)
+    assert "feasibility pump (warm): 52 of target 55" in notes, notes  # still the case it pins
+    assert not any(n.startswith(("greedy", "schedule of 54 flows (HiGHS)")) for n in notes), notes
+
+
 def test_row_builder_keeps_rows_in_order_across_single_and_bulk_rows() -> None:
     # Single rows wait in Python lists until a bulk piece or arrays(): the CSR must still list
     # every row in the order it was added, and the count must include the waiting ones.

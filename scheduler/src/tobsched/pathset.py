@@ -248,6 +248,7 @@ def solve_pathsets(
         # of the hard instances the master's paths are colourable after all, and this is far
         # cheaper than the pump (docs/experiments/scheduler-scalability.md).
         vertex = res.status == LP_VERTEX_STATUS
+        lowered = False  # CP-SAT proved the bound one too high in this round
         colour, hard = colour_paths(adj, slots, short_tabu=vertex)
         failed = [v for v, c in enumerate(colour) if c is None]
         if failed and vertex:
@@ -281,7 +282,10 @@ def solve_pathsets(
                     if exists is False:
                         if best_count >= upper:
                             return best, True, upper, notes
-                        break  # the pumps run again for the lower target after the next master
+                        # The pumps run again for the lower target after the next master (greedy
+                        # and HiGHS's decision only if that does not settle it either).
+                        lowered = True
+                        break
                     continue
                 got = feasibility_pump(num_flows, cands, slots, upper, deadline.left(), iterations_max=iterations,
                                        start=coloured if pump_start == "warm" else None, seed=seed)
@@ -292,7 +296,7 @@ def solve_pathsets(
                     best, best_count = got, got_count
                 if best_count >= upper:
                     return best, True, upper, notes
-        if failed and not greedy_done:
+        if failed and not greedy_done and not lowered:
             greedy_done = True
             got = greedy_assign(num_flows, cands, slots)
             got_count = sum(a is not None for a in got)
