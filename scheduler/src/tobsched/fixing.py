@@ -16,7 +16,7 @@ So a solution worth target or more keeps each term above -(v - target):
   holds with equality (tight).
 When v is the bound itself (v - target < 1, the usual case in the decision "a schedule of U
 flows?", U = floor(v)), this fixes a tenth to a third of the candidates and of the master's rows,
-and CP-SAT's decision needs half the work (docs/scheduler.md "Reduced-cost fixing").
+and CP-SAT's decisions need a fifth less work in sum (docs/scheduler.md "Reduced-cost fixing").
 """
 
 from __future__ import annotations

@@ -51,8 +51,8 @@ PUMP_COLD2_ITERATIONS = 17
 DECIDE_TIME_S = 1.0
 # CP-SAT's decision after the warm pump: its budget of deterministic time (cpsat.py), 0 to skip it.
 CPSAT_DECIDE_DTIME = cpsat.DETERMINISTIC_TIME
-# Reduced-cost fixing from the master's LP for that decision (fixing.py): half CP-SAT's work on the
-# decisions of the benchmark, a fifth less on others (docs/scheduler.md "Reduced-cost fixing").
+# Reduced-cost fixing from the master's LP for that decision (fixing.py): over 17 decisions x 8
+# seeds a fifth less of CP-SAT's work in sum (docs/scheduler.md "Reduced-cost fixing").
 CPSAT_FIXING = True
 # Node budget of the first exact colouring of a component DSatur could not colour.
 EXACT_FIRST_NODES = 300
