@@ -169,19 +169,46 @@ def test_the_short_decision_proves_a_bound_above_the_optimum() -> None:
     net = network_from_obj(generate(TopologyParams(model="rrg", degree=3), flows=110, slots=3, seed=1))
     count, proven, upper, notes = _solve_pathsets(net, fixed=False)
     assert proven and count == upper == 54, (count, upper, notes)
+    # The warm pump's best is two short of 55; its final PartialCol waits for the decision and,
+    # once the bound is 54, reaches it: no second round.
+    assert notes[-2:] == ["schedule of 55 flows (CP-SAT): none", "PartialCol after the decision: 54 of 54"], notes
+
+
+def test_the_warm_pumps_final_partialcol_waits_for_the_decision(monkeypatch: pytest.MonkeyPatch) -> None:
+    # er seed 0 (the benchmark's), 110 flows, 3 slots, S/PR: the warm pump stalls a flow short of the master's bound
+    # 63 and CP-SAT finds a schedule of 63. The PartialCol run on the pump's best would be wasted
+    # there (15-25 ms): it is neither run in the pump nor after a decision that found a schedule.
+    from tobsched import greedy, pathset, pump
+
+    runs: list[int] = []
+    real = greedy.partialcol
+
+    def counted(*args, **kwargs):  # type: ignore[no-untyped-def]
+        runs.append(kwargs.get("evaluations", args[4] if len(args) > 4 else greedy.PARTIALCOL_EVALUATIONS))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(pump, "partialcol", counted)
+    monkeypatch.setattr(pathset, "partialcol", counted)
+    net = network_from_obj(generate(TopologyParams(model="er", hosts=24, switches=6, switch_links=14), flows=110, slots=3, seed=0))
+    count, proven, upper, notes = _solve_pathsets(net, fixed=False)
+    assert proven and count == upper == 63, (count, upper, notes)
+    assert notes[-2:] == ["feasibility pump (warm): 62 of target 63", "schedule of 63 flows (CP-SAT): found"], notes
+    assert runs == [pump.POLISH_EVALUATIONS], runs  # only the short polish of a rounding one short
 
 
 def test_a_proof_without_a_schedule_one_below_goes_back_to_the_pumps(monkeypatch: pytest.MonkeyPatch) -> None:
-    # The same instance with a warm pump of 6 iterations: its best is 52, two below the master's
-    # bound 55, when CP-SAT proves that no schedule of 55 exists. The next master round's pumps
-    # (target 54) find 54; greedy and HiGHS's decision of up to a second are not needed.
+    # The same instance with a warm pump of 6 iterations: its best is 51 (52 after the PartialCol
+    # that follows the decision), below the master's bound 55 lowered to 54 when CP-SAT proves that
+    # no schedule of 55 exists. The next master round's pumps (target 54) find 54; greedy and
+    # HiGHS's decision of up to a second are not needed.
     from tobsched import pathset
 
     monkeypatch.setattr(pathset, "PUMP_WARM_ITERATIONS", 6)
     net = network_from_obj(generate(TopologyParams(model="rrg", degree=3), flows=110, slots=3, seed=1))
     count, proven, upper, notes = _solve_pathsets(net, fixed=False)
     assert proven and count == upper == 54, (count, upper, notes)
-    assert "feasibility pump (warm): 52 of target 55" in notes, notes  # still the case it pins
+    assert "feasibility pump (warm): 51 of target 55" in notes, notes  # still the case it pins
+    assert "PartialCol after the decision: 52 of 54" in notes, notes
     assert not any(n.startswith(("greedy", "schedule of 54 flows (HiGHS)")) for n in notes), notes
 
 

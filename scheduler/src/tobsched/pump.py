@@ -37,12 +37,14 @@ def feasibility_pump(
     iterations_max: int = ITERATIONS_MAX,
     seed: int = 0,
     start: list[Assignment] | None = None,
+    final_polish: bool = True,
 ) -> list[Assignment]:
     """The best schedule the pump rounded (target flows when it succeeded). `start`, a valid
     partial schedule (the master's coloured paths), replaces the first LP solve as the first
     rounding. The first rounding one flow short of the target gets a short PartialCol run (later
     ones do not: over the benchmark's hard instances they never closed a gap the first had left,
-    docs/scheduler.md), the best rounding a longer one at the end. Deterministic for a given
+    docs/scheduler.md), the best rounding a longer one at the end (unless `final_polish` is off:
+    the caller then runs it when it can still matter). Deterministic for a given
     input, seed and iteration count (HiGHS runs with one thread and a fixed seed)."""
     T = slots
     n = len(cands) * T
@@ -101,7 +103,7 @@ def feasibility_pump(
             cost[flip] = -cost[flip]
         seen.add(key)
         h.changeColsCost(n, cols, cost)
-    if 0 < best_count < target:
+    if final_polish and 0 < best_count < target:
         # One or two short: a PartialCol run from the pump's best often gains one (on the hard
         # instances of the benchmark it once reached the optimum CP-SAT then proved).
         last = partialcol(num_flows, cands, T, best, seed=seed)
