@@ -155,40 +155,33 @@ def test_bad_configuration() -> None:
 # --- the running cluster -------------------------------------------------------------------------
 
 def stall_excuse(seqs: list, since_ns: int, killed: int | None = None, stats: list[dict] | None = None,
-                 until_ns: int | None = None) -> str:
+                 until_ns: int | None = None) -> tuple[bool, str]:
     """Under mars a frame late or missed is a fault (seed 000): the node is removed and misses what
     is delivered until it is admitted again. This guest's hypervisor takes a vCPU away for 1-13 ms
     about once a second (more on some days), so a removal can happen in any phase. A difference
     between the sequences is excused when every node removed since `since_ns` counted timing
     failures of its own (frames late or missed, sent or received) and no two nodes order their
-    common messages differently; returns why, or "" when it is not excused. `stats`: the nodes'
+    common messages differently; returns (excused, why), why saying what refused it otherwise, so
+    that a failed check in a CI log says why. `stats`: the nodes'
     /tob/stats taken before the cluster went down (else asked now); `until_ns`: when it began to go
     down (the nodes stopped one by one are removals of no fault of theirs)."""
-    global excuse_refused
     removed = sorted({e.node for k in range(NODES) for e in events(k)
                       if e.kind in ("removed", "self-shutdown") and since_ns < e.at_ns
                       and (until_ns is None or e.at_ns <= until_ns) and e.node != killed})
     if not removed:
-        excuse_refused = "not excused: no removal or self-shutdown in the nodes' event logs"
-        return ""
+        return False, "not excused: no removal or self-shutdown in the nodes' event logs"
     failures = {}
     for k in removed:
         try:
             s = stats[k] if stats is not None else telemetry(k, "/tob/stats")
         except RuntimeError as e:
-            excuse_refused = f"not excused: removed {removed}, /tob/stats of node {k} unanswered ({e})"
-            return ""
+            return False, f"not excused: removed {removed}, /tob/stats of node {k} unanswered ({e})"
         failures[k] = s["tx_missed"] + s["tx_late"] + s["rx_late"] + s["rx_early"]
     conflicts = order_conflicts(seqs)
     if not all(failures.values()) or conflicts:
-        excuse_refused = (f"not excused: removed {removed}, their own timing failures {failures}, "
-                          f"order conflicts {conflicts}")
-        return ""
-    return f"nodes {removed} were removed after timing failures of their own {failures} (host stalls), one order"
-
-
-# Why the last stall_excuse refused (printed with a failed check, so that a CI log says why).
-excuse_refused = ""
+        return False, (f"not excused: removed {removed}, their own timing failures {failures}, "
+                       f"order conflicts {conflicts}")
+    return True, f"nodes {removed} were removed after timing failures of their own {failures} (host stalls), one order"
 
 
 def test_cluster() -> None:
@@ -204,9 +197,9 @@ def test_cluster() -> None:
     seqs = [deliveries(k) for k in range(NODES)]
     _, diff = common_window(seqs)
     n = min(len(s) for s in seqs)
-    excuse = stall_excuse(seqs, t_up) if diff else ""
-    check("4 nodes deliver identical sequences", (diff == "" or excuse != "") and n >= 200,
-          f"{n} deliveries on the shortest; {diff} {excuse or excuse_refused}" if diff or n < 200
+    excused, why = stall_excuse(seqs, t_up) if diff else (False, "")
+    check("4 nodes deliver identical sequences", (diff == "" or excused) and n >= 200,
+          f"{n} deliveries on the shortest; {diff} {why}" if diff or n < 200
           else f"{n}+ deliveries each")
     stats = [telemetry(k, "/tob/stats") for k in range(NODES)]
     bad_timing = {k: (s["rx_early"], s["rx_late"], s["tx_missed"]) for k, s in enumerate(stats)}
@@ -214,11 +207,11 @@ def test_cluster() -> None:
     # are reported, not asserted. What must hold is that the membership stays whole but for the
     # nodes such a failure removed (stall_excuse).
     removals = [s["node_removals"] for s in stats]
-    excuse = stall_excuse(seqs, t_up) if any(removals) else ""
+    excused, why = stall_excuse(seqs, t_up) if any(removals) else (False, "")
     check("the membership stays whole while the cluster runs undisturbed, but for removals after timing failures",
-          all(r == 0 for r in removals) or excuse != "",
+          all(r == 0 for r in removals) or excused,
           f"removals per node {removals}; timing failures (early, late, missed) per node, reported: {bad_timing}"
-          + (f"; {excuse or excuse_refused}" if any(removals) else ""))
+          + (f"; {why}" if any(removals) else ""))
 
     # kill -9 of node 3: detected within two cycles by every other node.
     victim = NODES - 1
@@ -242,10 +235,10 @@ def test_cluster() -> None:
     after = [len(deliveries(k)) for k in range(victim)]
     seqs = [deliveries(k) for k in range(victim)]
     _, diff = common_window(seqs)
-    excuse = stall_excuse(seqs, t_up, killed=victim) if diff else ""
+    excused, why = stall_excuse(seqs, t_up, killed=victim) if diff else (False, "")
     check("delivery continues on the 3 survivors, in the same order",
-          all(a - b >= 60 for a, b in zip(after, before)) and (diff == "" or excuse != ""),
-          f"deliveries in 3 s: {[a - b for a, b in zip(after, before)]}; {diff} {excuse or (excuse_refused if diff else '')}")
+          all(a - b >= 60 for a, b in zip(after, before)) and (diff == "" or excused),
+          f"deliveries in 3 s: {[a - b for a, b in zip(after, before)]}; {diff} {why}")
 
     # Restart: the node rejoins and agrees with the others from then on.
     first_life = len(deliveries(victim))  # the restarted node appends to the same file
@@ -260,10 +253,10 @@ def test_cluster() -> None:
     restarted = deliveries(victim)[first_life:]
     window = [s for s in seqs[:victim]] + [restarted]
     _, diff = common_window(window)
-    excuse = stall_excuse(window, t_restart) if diff else ""
+    excused, why = stall_excuse(window, t_restart) if diff else (False, "")
     check("the restarted node delivers the same sequence as the others", rejoined and len(restarted) > 50
-          and (diff == "" or excuse != ""),
-          f"{len(restarted)} deliveries since restart; {diff} {excuse or (excuse_refused if diff else '')}")
+          and (diff == "" or excused),
+          f"{len(restarted)} deliveries since restart; {diff} {why}")
 
     test_injector()
 
@@ -386,11 +379,10 @@ def test_jumbo() -> None:
     # run's node 3, sender omission, a cycle after the membership formed), excused as elsewhere;
     # the removals of the nodes stopped one by one at the end are not counted (another CI run's
     # nodes 0 and 1, after node 2's removal for its own 4 missed sends).
-    excuse = stall_excuse(seqs, t_up, stats=stats, until_ns=t_down) if diff else ""
+    excused, why = stall_excuse(seqs, t_up, stats=stats, until_ns=t_down) if diff else (False, "")
     check("jumbo frames carry more than a 1500-byte frame can, and every node delivers the same sequence (binary files)",
-          binary and (diff == "" or excuse != "") and n >= 2000 and min(per_frame) > 1500,
-          f"{n} deliveries on the shortest, {[round(b) for b in per_frame]} bytes per frame sent; {diff} "
-          f"{excuse or (excuse_refused if diff else '')}")
+          binary and (diff == "" or excused) and n >= 2000 and min(per_frame) > 1500,
+          f"{n} deliveries on the shortest, {[round(b) for b in per_frame]} bytes per frame sent; {diff} {why}")
     per_burst = [s["tx_frames"] / max(1, s["tx_bursts"]) for s in stats]
     check("a slot's segments leave in bursts: fewer tx_burst calls than frames on every node",
           all(s["tx_bursts"] < s["tx_frames"] for s in stats), f"frames per burst {[round(b, 2) for b in per_burst]}")
