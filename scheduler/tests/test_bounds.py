@@ -230,3 +230,6 @@ def test_row_builder_keeps_rows_in_order_across_single_and_bulk_rows() -> None:
     assert upper.tolist() == [1.0, 2.0, 5.0, 6.0, np.inf]
     assert starts.dtype == cols.dtype == np.int32 and coefs.dtype == lower.dtype == np.float64
     assert rows.arrays()[0].tolist() == starts.tolist()  # arrays() twice: nothing flushed twice
+    assert rows.arrays()[1] is cols and not cols.flags.writeable  # built once, shared read-only
+    rows.add([1], -np.inf, 1.0)
+    assert rows.arrays()[0].tolist() == [0, 2, 3, 5, 6, 9, 10]  # a new row: built again

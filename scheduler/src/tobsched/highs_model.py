@@ -47,6 +47,8 @@ class RowBuilder:
         self._row_coefs: list[float] = []
         self._row_lo: list[float] = []
         self._row_hi: list[float] = []
+        # arrays() of the rows so far, until the next row (lp_fixing and highs_lp both ask).
+        self._arrays: tuple[IntArray, IntArray, FloatArray, FloatArray, FloatArray] | None = None
 
     def add(self, cols: npt.ArrayLike, lo: float, hi: float, coefs: npt.ArrayLike | None = None) -> None:
         idx = cols.ravel().tolist() if isinstance(cols, np.ndarray) else list(cols)  # type: ignore[arg-type]
@@ -55,6 +57,7 @@ class RowBuilder:
         else:
             c = coefs.ravel().tolist() if isinstance(coefs, np.ndarray) else list(coefs)  # type: ignore[arg-type]
         assert len(c) == len(idx)
+        self._arrays = None
         self._row_cols.extend(idx)
         self._row_coefs.extend(c)
         self._row_ends.append(self._nnz + len(self._row_cols))
@@ -83,6 +86,7 @@ class RowBuilder:
     ) -> None:
         """Bulk form: rows given as CSR, starts relative to cols (starts[0] == 0)."""
         self._flush()
+        self._arrays = None
         st = np.asarray(starts, dtype=np.int64)
         count = st.size - 1
         assert st[0] == 0 and count >= 0
@@ -102,6 +106,15 @@ class RowBuilder:
         return self._flushed_rows + len(self._row_ends)
 
     def arrays(self) -> tuple[IntArray, IntArray, FloatArray, FloatArray, FloatArray]:
+        """CSR row starts, columns, coefficients, lower and upper bounds. Built once until the next
+        row is added, and shared between callers: read-only."""
+        if self._arrays is None:
+            self._arrays = self._concatenated()
+            for a in self._arrays:
+                a.setflags(write=False)
+        return self._arrays
+
+    def _concatenated(self) -> tuple[IntArray, IntArray, FloatArray, FloatArray, FloatArray]:
         self._flush()
 
         def ints(parts: Sequence[npt.NDArray[np.integer[Any]]]) -> IntArray:
