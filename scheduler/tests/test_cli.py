@@ -172,3 +172,62 @@ def test_generate_rejects_impossible_parameters(tmp_path: Path, capsys: Any) -> 
     assert main(["generate", "--model", "rrg", "--switches", "5", "--degree", "3", "--out", str(out)]) == 2
     assert "--degree 3" in capsys.readouterr().err
     assert not out.exists()
+
+
+def _hard_network(tmp_path: Path) -> Path:
+    # rrg3 seed 1, 110 flows, 3 slots: the master's colouring fails, so the solve takes several
+    # steps (pump, CP-SAT's decision, PartialCol) in about 0.3 s.
+    from tobsched.generate import TopologyParams, generate
+
+    return write_json(tmp_path / "net.json", generate(TopologyParams(model="rrg", degree=3), 110, 3, 1))
+
+
+def test_verbose_reports_each_step_on_stderr_as_the_solve_returns_them(tmp_path: Path, capsys: Any) -> None:
+    import re
+
+    from tobsched.network import load_network
+    from tobsched.solve import solve
+
+    net = _hard_network(tmp_path)
+    out = tmp_path / "s.json"
+    assert main(["solve", "--network", str(net), "--formulation", "spr", "--out", str(out), "--verbose"]) == 0
+    cap = capsys.readouterr()
+    lines = cap.err.splitlines()
+    got = [re.fullmatch(r"tob-schedule solve: +(\d+\.\d{3}) s  (.+)", line) for line in lines]
+    assert all(got), lines
+    times = [float(m.group(1)) for m in got if m]
+    assert times == sorted(times) and times[-1] > 0
+    assert [m.group(2) for m in got if m] == solve(load_network(str(net)), "spr").notes
+    assert "schedule of 55 flows (CP-SAT): none" in cap.err
+    assert cap.out.startswith("spr: 54 of 110 flows in 3 slots") and cap.out.count("\n") == 1
+    # Without --verbose: nothing on stderr, the same schedule.
+    first = json.loads(out.read_text())
+    assert main(["solve", "--network", str(net), "--formulation", "spr", "--out", str(out)]) == 0
+    assert capsys.readouterr().err == ""
+    again = json.loads(out.read_text())
+    assert again["flows"] == first["flows"]
+
+
+def test_solve_prints_only_its_result_line_on_stdout(tmp_path: Path) -> None:
+    # HiGHS prints a banner when a process creates its first solver; the CLI keeps it off stdout.
+    net = write_json(tmp_path / "net.json", paper_figure2(3))
+    exe = Path(sys.executable).parent / "tob-schedule"
+    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "tobsched.cli"]
+    r = subprocess.run([*cmd, "solve", "--network", str(net), "--formulation", "sur", "--out",
+                        str(tmp_path / "s.json")], capture_output=True, text=True, check=False)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == [r.stdout.strip()] and r.stdout.startswith("sur: 3 of 5 flows in 3 slots"), r.stdout
+    assert r.stderr == ""
+
+
+def test_notes_report_each_step_in_order() -> None:
+    from tobsched.progress import Notes
+
+    seen: list[str] = []
+    notes = Notes(seen.append)
+    notes.append("a")
+    notes.append("b")
+    assert notes == ["a", "b"] == seen
+    quiet = Notes()
+    quiet.append("c")
+    assert quiet == ["c"]

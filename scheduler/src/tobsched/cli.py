@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 from collections.abc import Sequence
 
 from tobsched.errors import InputError
@@ -37,6 +38,8 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--mip-gap", type=float, default=0.0, help="relative MIP gap at which to stop (default 0)")
     s.add_argument("--threads", type=int, default=1, help="HiGHS threads (default 1)")
     s.add_argument("--out", required=True, help="schedule JSON to write")
+    s.add_argument("-v", "--verbose", action="store_true",
+                   help="print each step of the solve on stderr as it is taken, with the time since the start")
 
     v = sub.add_parser("verify", help="check a schedule against its network")
     v.add_argument("--network", required=True)
@@ -84,7 +87,12 @@ def _cmd_solve(a: argparse.Namespace) -> int:
         raise InputError(f"--threads must be >= 1, got {a.threads}")
     _check_out_dir(a.out)
     net = load_network(a.network, a.slots)
-    sched = solve(net, a.formulation, SolveOptions(a.time_limit, a.mip_gap, a.threads))
+    t0 = time.perf_counter()
+
+    def report(step: str) -> None:
+        print(f"tob-schedule solve: {time.perf_counter() - t0:8.3f} s  {step}", file=sys.stderr, flush=True)
+
+    sched = solve(net, a.formulation, SolveOptions(a.time_limit, a.mip_gap, a.threads, report if a.verbose else None))
     write_json_atomic(a.out, sched.to_obj(net))
     bound = f", upper bound {sched.upper_bound}" if sched.upper_bound is not None else ""
     print(
@@ -160,8 +168,31 @@ def _cmd_export(a: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _quiet_highs_banner() -> None:
+    """HiGHS prints its banner on stdout when the process creates its first solver, before any
+    option can turn output off; the CLI's stdout is its result line, so that first solver is
+    created with stdout pointed at /dev/null."""
+    import ctypes
+
+    import highspy
+
+    sys.stdout.flush()
+    saved = os.dup(1)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 1)
+        highspy.Highs()  # type: ignore[no-untyped-call]
+        ctypes.CDLL(None).fflush(None)
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+        os.close(devnull)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.command == "solve":
+        _quiet_highs_banner()
     handlers = {"solve": _cmd_solve, "verify": _cmd_verify, "generate": _cmd_generate, "export": _cmd_export}
     try:
         return handlers[args.command](args)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,6 +25,9 @@ class SolveOptions:
     time_limit_s: float = 60.0
     mip_gap: float = 0.0
     threads: int = 1
+    # Called with each step of the solve as it is taken (progress.Notes); HiGHS's own solves
+    # within a step do not report.
+    progress: Callable[[str], None] | None = None
 
 
 class RowBuilder:

@@ -39,6 +39,7 @@ from tobsched.fixing import lp_fixing
 from tobsched.greedy import Assignment, greedy_assign, partialcol
 from tobsched.highs_model import LP_VERTEX_STATUS, MipResult, RowBuilder, SolveOptions, solve_max
 from tobsched.paths import Candidate, by_flow_and_arc
+from tobsched.progress import Notes
 from tobsched.pump import feasibility_pump
 from tobsched.slot_ilp import schedule_of_size, solve_slot_ilp
 
@@ -199,7 +200,7 @@ def solve_pathsets(
 ) -> tuple[list[Assignment], bool, int | None, list[str]]:
     """Returns (assignment per flow, proven optimal, upper bound, notes)."""
     deadline = Deadline(opts.time_limit_s)
-    notes: list[str] = []
+    notes = Notes(opts.progress)
     # No heuristic start: the master and a colouring of its answer settle most instances in a
     # few milliseconds, and greedy's local search alone would cost more than that.
     best: list[Assignment] = [None] * num_flows

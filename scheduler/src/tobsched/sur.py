@@ -28,6 +28,7 @@ from tobsched.highs_model import RowBuilder, SolveOptions, solve_max
 from tobsched.network import Network
 from tobsched.paths import ArcIndex, Candidate, candidates
 from tobsched.pathset import Deadline, solve_pathsets
+from tobsched.progress import Notes
 from tobsched.slot_ilp import canonical, flow_ranks, solve_slot_ilp
 
 Route = tuple[int, tuple[str, ...]] | None  # (slot, nodes) per flow
@@ -261,10 +262,10 @@ def _count(routes: list[Route]) -> int:
 
 def solve_sur(net: Network, opts: SolveOptions) -> tuple[list[Route], bool, int | None, list[str]]:
     deadline = Deadline(opts.time_limit_s)
-    notes: list[str] = []
+    notes = Notes(opts.progress)
 
     def sub(share: float = 1.0) -> SolveOptions:
-        return SolveOptions(deadline.left() * share, opts.mip_gap, opts.threads)
+        return SolveOptions(deadline.left() * share, opts.mip_gap, opts.threads, opts.progress)
 
     # 1. S/PR incumbent.
     cands = candidates(net, fixed=False)
