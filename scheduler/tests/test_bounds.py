@@ -233,3 +233,26 @@ def test_row_builder_keeps_rows_in_order_across_single_and_bulk_rows() -> None:
     assert rows.arrays()[1] is cols and not cols.flags.writeable  # built once, shared read-only
     rows.add([1], -np.inf, 1.0)
     assert rows.arrays()[0].tolist() == [0, 2, 3, 5, 6, 9, 10]  # a new row: built again
+
+
+def test_a_mip_with_a_reporter_tells_its_objective_and_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    # tob-schedule solve --verbose: a HiGHS MIP that runs PROGRESS_EVERY_S reports (here at once).
+    import re
+
+    from tobsched import highs_model
+
+    monkeypatch.setattr(highs_model, "PROGRESS_EVERY_S", 0.0)
+    rng = np.random.default_rng(0)
+    n = 40
+    rows = RowBuilder()
+    for _ in range(3):
+        rows.add(np.arange(n), -np.inf, 100.0, rng.integers(5, 40, n).astype(float))
+    cost = rng.integers(5, 40, n).astype(float)
+    lines: list[str] = []
+    res = highs_model.solve_max(cost, rows, SolveOptions(10.0, progress=lines.append), integer=np.ones(n, dtype=bool))
+    pattern = r"HiGHS MIP (running|better solution): objective (none yet|[0-9.]+), bound (none yet|[0-9.]+), \d+ nodes, [0-9.]+ s"
+    assert lines and all(re.fullmatch(pattern, line) for line in lines), lines[:5]
+    assert any(line.startswith("HiGHS MIP better solution") for line in lines)
+    assert any(f"objective {res.objective:.4f}" in x for x in lines)  # the optimum, once found
+    quiet = highs_model.solve_max(cost, rows, SolveOptions(10.0), integer=np.ones(n, dtype=bool))
+    assert quiet.objective == res.objective

@@ -199,7 +199,7 @@ def solve_max(
         # solution does not have (seen: x worth 87, "optimal" 89, the true optimum 88): neither
         # is to be trusted. Solve again without the start.
         res = _run(lp, SolveOptions(max(0.01, opts.time_limit_s - (time.perf_counter() - t0)), opts.mip_gap,
-                                    opts.threads), integral_objective, None, t0)
+                                    opts.threads, opts.progress), integral_objective, None, t0)
     if not _consistent(res, lp, cost):
         raise AssertionError(f"HiGHS returned a solution inconsistent with its objective ({res.status})")
     return res
@@ -219,6 +219,8 @@ def _run(lp: Any, opts: SolveOptions, integral_objective: bool, start: FloatArra
     h.passModel(lp)
     if start is not None:
         h.setSolution(n, np.arange(n, dtype=np.int32), np.asarray(start, dtype=np.float64))
+    if opts.progress is not None:
+        _report_mip(h, opts.progress)
     h.run()
 
     status = h.getModelStatus()
@@ -231,6 +233,40 @@ def _run(lp: Any, opts: SolveOptions, integral_objective: bool, start: FloatArra
     if integral_objective and has_x and math.floor(dual + 1e-6) <= round(objective):
         optimal = True
     return MipResult(x, objective, dual, h.modelStatusToString(status), optimal, time.perf_counter() - t0)
+
+
+# A MIP that runs this long reports its incumbent and bound (SolveOptions.progress), then again
+# at this interval and at each better incumbent.
+PROGRESS_EVERY_S = 2.0
+
+
+def _report_mip(h: highspy.Highs, report: Callable[[str], None]) -> None:
+    """Subscribes to HiGHS's MIP callbacks: a line when a solve has run PROGRESS_EVERY_S, then
+    every PROGRESS_EVERY_S and at each improving solution after that (short MIPs stay quiet)."""
+    last = [0.0]
+
+    def value(v: float) -> str:
+        return f"{v + 0.0:.4f}" if math.isfinite(v) else "none yet"
+
+    def line(out: Any, why: str) -> str:
+        # Objective values: flows, less a small length term in S/UR's models.
+        return (f"HiGHS MIP {why}: objective {value(out.mip_primal_bound)}, bound {value(out.mip_dual_bound)}, "
+                f"{out.mip_node_count} nodes, {out.running_time:.1f} s")
+
+    def on_interrupt(e: Any) -> None:
+        t = float(e.data_out.running_time)
+        if t - last[0] >= PROGRESS_EVERY_S:
+            last[0] = t
+            report(line(e.data_out, "running"))
+
+    def on_improving(e: Any) -> None:
+        t = float(e.data_out.running_time)
+        if t >= PROGRESS_EVERY_S:
+            last[0] = t
+            report(line(e.data_out, "better solution"))
+
+    h.cbMipInterrupt.subscribe(on_interrupt)
+    h.cbMipImprovingSolution.subscribe(on_improving)
 
 
 LP_VERTEX_STATUS = "Optimal (integral LP vertex)"

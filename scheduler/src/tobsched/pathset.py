@@ -211,7 +211,7 @@ def solve_pathsets(
     pumped_target: int | None = None
 
     def sub(limit_share: float = 1.0) -> SolveOptions:
-        return SolveOptions(deadline.left() * limit_share, opts.mip_gap, opts.threads)
+        return SolveOptions(deadline.left() * limit_share, opts.mip_gap, opts.threads, opts.progress)
 
     def decide(label: str) -> tuple[bool | None, list[Assignment]]:
         """A schedule of `upper` flows, or a proof that none exists: then the bound drops by one,
