@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 import highspy
 import numpy as np
 import numpy.typing as npt
+
+from tobsched.progress import Reporter
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int32]
@@ -25,9 +27,9 @@ class SolveOptions:
     time_limit_s: float = 60.0
     mip_gap: float = 0.0
     threads: int = 1
-    # Called with each step of the solve as it is taken (progress.Notes); HiGHS's own solves
-    # within a step do not report.
-    progress: Callable[[str], None] | None = None
+    # Called with each step of the solve as it is taken (progress.Notes), and by a HiGHS MIP that
+    # runs PROGRESS_EVERY_S or more (_report_mip).
+    progress: Reporter | None = None
 
 
 class RowBuilder:
@@ -198,8 +200,8 @@ def solve_max(
         # HiGHS 1.16 can end a warm-started solve with an objective and a dual bound that its own
         # solution does not have (seen: x worth 87, "optimal" 89, the true optimum 88): neither
         # is to be trusted. Solve again without the start.
-        res = _run(lp, SolveOptions(max(0.01, opts.time_limit_s - (time.perf_counter() - t0)), opts.mip_gap,
-                                    opts.threads, opts.progress), integral_objective, None, t0)
+        res = _run(lp, replace(opts, time_limit_s=max(0.01, opts.time_limit_s - (time.perf_counter() - t0))),
+                   integral_objective, None, t0)
     if not _consistent(res, lp, cost):
         raise AssertionError(f"HiGHS returned a solution inconsistent with its objective ({res.status})")
     return res
@@ -240,7 +242,7 @@ def _run(lp: Any, opts: SolveOptions, integral_objective: bool, start: FloatArra
 PROGRESS_EVERY_S = 2.0
 
 
-def _report_mip(h: highspy.Highs, report: Callable[[str], None]) -> None:
+def _report_mip(h: highspy.Highs, report: Reporter) -> None:
     """Subscribes to HiGHS's MIP callbacks: a line when a solve has run PROGRESS_EVERY_S, then
     every PROGRESS_EVERY_S and at each improving solution after that (short MIPs stay quiet)."""
     last = [0.0]

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import replace
 
 import numpy as np
 
@@ -211,7 +212,7 @@ def solve_pathsets(
     pumped_target: int | None = None
 
     def sub(limit_share: float = 1.0) -> SolveOptions:
-        return SolveOptions(deadline.left() * limit_share, opts.mip_gap, opts.threads, opts.progress)
+        return replace(opts, time_limit_s=deadline.left() * limit_share)
 
     def decide(label: str) -> tuple[bool | None, list[Assignment]]:
         """A schedule of `upper` flows, or a proof that none exists: then the bound drops by one,

@@ -18,7 +18,7 @@ Solved in three steps, each keeping the best schedule so far (never fewer flows 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -265,7 +265,7 @@ def solve_sur(net: Network, opts: SolveOptions) -> tuple[list[Route], bool, int 
     notes = Notes(opts.progress)
 
     def sub(share: float = 1.0) -> SolveOptions:
-        return SolveOptions(deadline.left() * share, opts.mip_gap, opts.threads, opts.progress)
+        return replace(opts, time_limit_s=deadline.left() * share)
 
     # 1. S/PR incumbent.
     cands = candidates(net, fixed=False)
