@@ -20,7 +20,7 @@ if ! "$python" -m venv --help >/dev/null 2>&1; then
 fi
 
 deps_hash=$(sha256sum "$pkg/pyproject.toml" | cut -d' ' -f1)
-src_hash=$(cd "$pkg" && find pyproject.toml src -type f ! -name '*.pyc' -print0 | LC_ALL=C sort -z \
+src_hash=$(cd "$pkg" && find pyproject.toml setup.py src -type f ! -name '*.pyc' ! -name '*.so' -print0 | LC_ALL=C sort -z \
   | xargs -0 sha256sum | sha256sum | cut -d' ' -f1)
 
 if [ ! -x "$venv/bin/python" ] || [ "$(cat "$venv/.deps-hash" 2>/dev/null)" != "$deps_hash" ]; then

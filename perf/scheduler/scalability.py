@@ -44,6 +44,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from tobsched import native  # noqa: E402
 from tobsched.generate import TopologyParams, generate  # noqa: E402
 from tobsched.highs_model import SolveOptions  # noqa: E402
 from tobsched.network import Network, network_from_obj  # noqa: E402
@@ -526,6 +527,11 @@ def main() -> int:
     args.slots_small = [int(s) for s in args.slots_small.split(",")]
     args.slots_large = [int(s) for s in args.slots_large.split(",")]
     assert args.repeats >= 1 and all(m in SMALL_MODELS for m in args.models)
+    if native.LIB is None:
+        # The Python local searches are the compiled ones' specification, 30-100x slower: timing
+        # them would not measure the solver users run.
+        ap.error("tobsched's compiled local search is not loaded (reinstall: pip install -e 'scheduler[bench]'; "
+                 "unset TOBSCHED_NATIVE=0)")
     os.makedirs(args.out_dir, exist_ok=True)
     load0 = " ".join(f"{x:.2f}" for x in os.getloadavg())
     t0 = time.perf_counter()

@@ -1,9 +1,15 @@
 """Slot assignment for a fixed set of paths: a slot is a colour, two paths sharing a directed link
-must get different colours. DSatur first; an exact slot ILP when DSatur runs out of colours."""
+must get different colours. DSatur first; an exact slot ILP when DSatur runs out of colours.
+
+Tabucol and the DSatur branch and bound also exist compiled (lsearch.c, through native.py), with the
+same moves and draws; tabu_colour and exact_colour run that one when it is loaded, and their Python
+code is its specification (tests/test_native.py compares the two)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+
+from tobsched import native
 
 
 def conflict_graph(items: Sequence[Sequence[int]]) -> list[set[int]]:
@@ -71,6 +77,8 @@ def tabu_colour(
 ) -> list[int] | None:
     """Tabucol (Hertz & de Werra): local search for a complete colouring without conflicts.
     Returns one, or None when the iteration budget runs out (that proves nothing)."""
+    if native.LIB is not None:
+        return native.tabu_colour(adj, colours, start, iterations_max, seed)
     import random
 
     n = len(adj)
@@ -170,6 +178,8 @@ class _Abort(Exception):
 def exact_colour(adj: list[set[int]], colours: int, nodes_max: int = 50_000) -> tuple[bool | None, list[int] | None]:
     """DSatur branch and bound with forward checking. Returns (True, colouring), (False, None) when
     no colouring with `colours` colours exists (proven), or (None, None) past the node budget."""
+    if native.LIB is not None:
+        return native.exact_colour(adj, colours, nodes_max)
     import sys
 
     n = len(adj)

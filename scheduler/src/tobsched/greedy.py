@@ -5,12 +5,17 @@ Used alone for inputs too large for the ILP and as the warm start of the ILPs.
 Occupancy is kept as one integer bitset of directed links per slot (a candidate fits a slot when
 its link mask and the slot's bitset do not intersect) plus the holder of each (slot, link), so the
 inner loops are integer operations. Everything is deterministic: orders break ties by index and
-the tabu search uses a seeded generator and a fixed work budget, never the clock."""
+the tabu search uses a seeded generator and a fixed work budget, never the clock.
+
+The ejection chains and PartialCol also exist compiled (lsearch.c, through native.py), making the
+same moves and draws; the functions here run that one when it is loaded, and the Python code below
+is its specification (tests/test_native.py compares the two)."""
 
 from __future__ import annotations
 
 import random
 
+from tobsched import native
 from tobsched.paths import Candidate
 
 Assignment = tuple[int, int] | None  # (slot, candidate index) per flow
@@ -92,6 +97,10 @@ def greedy_assign(
         _first_fit_assign(inst, slots, _order(inst, "max")),
     ]
     start = max(tries, key=lambda t: sum(x is not None for x in t))
+    if native.LIB is not None:
+        p = native.paths_of(num_flows, cands)
+        start = native.augment_all(p, slots, start, AUGMENT_EVALUATIONS)
+        return native.partialcol(p, slots, start, PARTIALCOL_EVALUATIONS, 0, TABU_ALPHA, TABU_RANDOM)
     start = _augment_all(inst, slots, start)
     return _partialcol(inst, slots, start)
 
@@ -192,6 +201,8 @@ def round_and_augment(num_flows: int, cands: list[Candidate], slots: int, order:
     """A schedule from a preference list of (slot, candidate) pairs: each pair is taken when its
     flow is still unscheduled and its links are free in that slot, then ejection chains add what
     they can (the rounding step of the feasibility pump)."""
+    if native.LIB is not None:
+        return native.round_and_augment(native.paths_of(num_flows, cands), slots, order, AUGMENT_EVALUATIONS)
     inst = _Instance(num_flows, cands)
     occ = _Occupancy(inst, slots)
     result: list[Assignment] = [None] * num_flows
@@ -225,6 +236,9 @@ def partialcol(
     evaluations: int = PARTIALCOL_EVALUATIONS,
     seed: int = 0,
 ) -> list[Assignment]:
+    if native.LIB is not None:
+        p = native.paths_of(num_flows, cands)
+        return native.partialcol(p, slots, start, evaluations, seed, TABU_ALPHA, TABU_RANDOM)
     return _partialcol(_Instance(num_flows, cands), slots, start, evaluations, seed)
 
 
@@ -373,7 +387,8 @@ def _partialcol(
         f, k = mv
         ci = row[f][k][1]
         h = occ.hold[k]
-        evicted = {h[a] for a in inst.arcs[ci]} - {-1}
+        # Sorted: the compiled version evicts (and draws tabu tenures) in the same order.
+        evicted = sorted({h[a] for a in inst.arcs[ci]} - {-1})
         changed = {k}
         del row[f]
         for bf in evicted:

@@ -1,0 +1,122 @@
+"""The compiled local searches (lsearch.c through native.py) against their Python specifications in
+coloring.py and greedy.py: the same results, move for move and draw for draw, on random graphs and
+on generated networks' candidate paths, plus bad input answered by an error, never a crash."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from tobsched import coloring, greedy, native
+from tobsched.generate import TopologyParams, generate
+from tobsched.network import network_from_obj
+from tobsched.paths import candidates
+
+
+@pytest.fixture(autouse=True)
+def _needs_library() -> None:
+    # The installed package must carry the library: without it every solve runs the Python code,
+    # 30-100x slower, and these tests would compare Python with itself.
+    assert native.LIB is not None, "tobsched/_lsearch*.so is missing: reinstall the package (pip install)"
+
+
+def _python(monkeypatch: pytest.MonkeyPatch, fn, *args):  # type: ignore[no-untyped-def]
+    with monkeypatch.context() as m:
+        m.setattr(native, "LIB", None)
+        return fn(*args)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 7, 123_456, 2**32 + 5, 2**63 + 11])
+def test_random_numbers_are_pythons(seed: int) -> None:
+    ref = random.Random(seed)
+    assert native.rng_draws(seed, 1500) == [ref.random() for _ in range(1500)]
+    for below in (1, 2, 3, 10, 17, 1000, 2**31 - 1):
+        ref = random.Random(seed)
+        assert native.rng_draws(seed, 700, below=below) == [float(ref.randrange(below)) for _ in range(700)]
+
+
+def _random_graph(rng: random.Random, n: int, p: float) -> list[set[int]]:
+    adj: list[set[int]] = [set() for _ in range(n)]
+    for u in range(n):
+        for v in range(u + 1, n):
+            if rng.random() < p:
+                adj[u].add(v)
+                adj[v].add(u)
+    return adj
+
+
+@pytest.mark.parametrize("case", range(40))
+def test_tabucol_makes_pythons_moves(case: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = random.Random(case)
+    n = rng.randrange(1, 160)
+    adj = _random_graph(rng, n, rng.uniform(0.02, 0.3))
+    colours = rng.randrange(2, 7)
+    start = [None if rng.random() < 0.3 else rng.randrange(colours) for _ in range(n)]
+    iterations, seed = rng.choice([50, 500, 5_000]), rng.randrange(1000)
+    got = coloring.tabu_colour(adj, colours, start, iterations, seed)
+    assert got == _python(monkeypatch, coloring.tabu_colour, adj, colours, start, iterations, seed)
+    if got is not None:
+        assert all(got[u] != got[v] for u in range(n) for v in adj[u])
+
+
+@pytest.mark.parametrize("case", range(40))
+def test_exact_colour_searches_pythons_tree(case: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = random.Random(1000 + case)
+    n = rng.randrange(0, 70)
+    adj = _random_graph(rng, n, rng.uniform(0.05, 0.5))
+    colours, nodes = rng.randrange(1, 6), rng.choice([0, 10, 1_000, 50_000])
+    got = coloring.exact_colour(adj, colours, nodes)
+    assert got == _python(monkeypatch, coloring.exact_colour, adj, colours, nodes)
+
+
+# The benchmark's small topologies (perf/scheduler/scalability.py).
+TOPOLOGIES = [
+    TopologyParams(model="er", hosts=24, switches=6, switch_links=14),
+    TopologyParams(model="rrg", hosts=24, switches=6, degree=3),
+    TopologyParams(model="rrg", hosts=24, switches=6, degree=4),
+    TopologyParams(model="ba", hosts=24, switches=6, ba_m=2),
+]
+
+
+def _instance(case: int):  # type: ignore[no-untyped-def]
+    rng = random.Random(2000 + case)
+    net = network_from_obj(generate(rng.choice(TOPOLOGIES), rng.randrange(10, 120), rng.randrange(2, 6),
+                                    rng.randrange(5)))
+    return rng, net, candidates(net, fixed=rng.random() < 0.3)
+
+
+@pytest.mark.parametrize("case", range(30))
+def test_path_searches_make_pythons_moves(case: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    rng, net, cands = _instance(case)
+    n, slots = len(net.flows), net.slots
+    order = [(rng.randrange(slots), rng.randrange(len(cands))) for _ in range(rng.randrange(3 * n))]
+    rounded = greedy.round_and_augment(n, cands, slots, order)
+    assert rounded == _python(monkeypatch, greedy.round_and_augment, n, cands, slots, order)
+    evaluations, seed = rng.choice([0, 1_000, 50_000]), rng.randrange(1000)
+    polished = greedy.partialcol(n, cands, slots, rounded, evaluations, seed)
+    assert polished == _python(monkeypatch, greedy.partialcol, n, cands, slots, rounded, evaluations, seed)
+    assert sum(a is not None for a in polished) >= sum(a is not None for a in rounded)
+    assert greedy.greedy_assign(n, cands, slots) == _python(monkeypatch, greedy.greedy_assign, n, cands, slots)
+
+
+def test_bad_input_is_an_error_not_a_crash() -> None:
+    _, net, cands = _instance(0)
+    n, slots = len(net.flows), net.slots
+    f = cands[0].flow
+    clash = [None] * n
+    clash[f] = (0, 0)
+    other = next(ci for ci, c in enumerate(cands) if c.flow != f and set(c.arcs) & set(cands[0].arcs))
+    clash[cands[other].flow] = (0, other)
+    with pytest.raises(native.NativeError, match="invalid input"):
+        greedy.partialcol(n, cands, slots, clash)
+    wrong_flow = [None] * n
+    wrong_flow[(f + 1) % n] = (0, 0)
+    with pytest.raises(native.NativeError, match="invalid input"):
+        greedy.partialcol(n, cands, slots, wrong_flow)
+    with pytest.raises(native.NativeError, match="invalid input"):
+        greedy.round_and_augment(n, cands, slots, [(slots, 0)])
+    with pytest.raises(native.NativeError, match="invalid input"):
+        coloring.tabu_colour([{1}, {0}], 2, [0, 5], 10, 0)
+    with pytest.raises(ValueError, match="seed"):
+        coloring.tabu_colour([{1}, {0}], 2, [0, 1], 10, -1)
