@@ -149,7 +149,6 @@ def test_each_stage_alone_keeps_counts_bounds_and_proofs_right(monkeypatch: pyte
         monkeypatch.setattr(pathset, "LP_FIRST", False)
     else:
         monkeypatch.setattr(pathset, "EXACT_FIRST_NODES", 0)
-        monkeypatch.setattr(pathset, "EXACT_FIRST_NODES_3_SLOTS", 0)
     obj = generate(TopologyParams(model="rrg", hosts=12, switches=6, degree=3), flows=28 + 3 * seed,
                    slots=3 + seed % 2, seed=seed)
     net = network_from_obj(obj)

@@ -100,7 +100,6 @@ def test_settle_component_colours_proves_or_gives_up(monkeypatch: pytest.MonkeyP
     # No node budget for the exact search: Tabucol still colours the cycle, and an uncolourable
     # graph is left undecided rather than claimed either way.
     monkeypatch.setattr(pathset, "EXACT_FIRST_NODES", 0)
-    monkeypatch.setattr(pathset, "EXACT_FIRST_NODES_3_SLOTS", 0)
     ok, col = pathset.settle_component(c5, list(range(5)), 3, [None] * 5)
     assert ok is True and col is not None and _proper(c5, list(range(5)), col, 3)
     assert pathset.settle_component(k4, [0, 1, 2, 3], 3, [None] * 4) == (None, None)

@@ -58,11 +58,11 @@ CPSAT_DECIDE_DTIME = cpsat.DETERMINISTIC_TIME
 CPSAT_FIXING = True
 # The warm pump's final PartialCol after CP-SAT's decision rather than before it (see _pumps' use).
 WARM_POLISH_AFTER_DECIDE = True
-# Node budget of the first exact colouring of a component DSatur could not colour.
-EXACT_FIRST_NODES = 300
-# With 3 slots the exact search decides every component of the benchmark within 1000 nodes (7 of
-# 120 were undecided at 300; a few milliseconds more each, and Tabucol is then not needed).
-EXACT_FIRST_NODES_3_SLOTS = 1000
+# Node budget of the first exact colouring of a component DSatur could not colour (about 6 ms
+# when it runs out at 110 paths). Every component of the benchmark's hard instances is decided
+# within it; at 300 nodes (1000 with 3 slots), before the search was compiled, the master's
+# colourable paths of rrg4/0 110/4 went to the pump instead (docs/scheduler.md).
+EXACT_FIRST_NODES = 10_000
 LP_FIRST = True
 
 
@@ -153,13 +153,12 @@ def settle_component(
     adj: list[set[int]], members: list[int], slots: int, hint: list[int | None], short_tabu: bool = False
 ) -> tuple[bool | None, list[int] | None]:
     """Colours the subgraph induced by `members` with `slots` colours: the exact DSatur branch
-    and bound within EXACT_FIRST_NODES nodes (EXACT_FIRST_NODES_3_SLOTS with 3 slots), then
+    and bound within EXACT_FIRST_NODES nodes, then
     Tabucol from `hint`. Returns (True, colouring indexed like members), (False, None) when the
     exact search proved that none exists, or (None, None) when neither decided."""
     local = {v: j for j, v in enumerate(members)}
     sub = [{local[u] for u in adj[v] if u in local} for v in members]
-    nodes = EXACT_FIRST_NODES_3_SLOTS if slots == 3 else EXACT_FIRST_NODES
-    ok, exact = exact_colour(sub, slots, nodes_max=nodes)
+    ok, exact = exact_colour(sub, slots, nodes_max=EXACT_FIRST_NODES)
     if ok and exact is not None:
         return True, exact
     if ok is False:
