@@ -528,10 +528,9 @@ def main() -> int:
     args.slots_large = [int(s) for s in args.slots_large.split(",")]
     assert args.repeats >= 1 and all(m in SMALL_MODELS for m in args.models)
     if native.LIB is None:
-        # The Python local searches are the compiled ones' specification, 30-100x slower: timing
+        # The Python local searches are the compiled ones' specification, 10-25x slower: timing
         # them would not measure the solver users run.
-        ap.error("tobsched's compiled local search is not loaded (reinstall: pip install -e 'scheduler[bench]'; "
-                 "unset TOBSCHED_NATIVE=0)")
+        ap.error(f"tobsched's compiled local search is not loaded: {native.LOAD_ERROR}")
     os.makedirs(args.out_dir, exist_ok=True)
     load0 = " ".join(f"{x:.2f}" for x in os.getloadavg())
     t0 = time.perf_counter()

@@ -15,6 +15,13 @@
 
 enum { LS_ENOMEM = -1, LS_EINPUT = -2 };
 
+/* Bumped with every change of a signature below: native.py refuses a library built from other
+ * sources (a stale build in an editable install would otherwise be called with the wrong
+ * arguments). */
+#define LS_ABI_VERSION 2
+
+int ls_abi_version(void) { return LS_ABI_VERSION; }
+
 /* ---- Python's random.Random (MT19937, CPython Modules/_randommodule.c) ---- */
 
 enum { MT_N = 624, MT_M = 397 };
@@ -113,12 +120,26 @@ int ls_rng_draws(uint64_t seed, int kind, int32_t n, int32_t count, double *out)
 
 /* ---- Tabucol (coloring.tabu_colour) ---- */
 
+/* A CSR graph's neighbour lists are in range and hold no self-loop. */
+static int graph_valid(int32_t n, const int32_t *off, const int32_t *adj) {
+    if (n < 0 || off[0] != 0)
+        return 0;
+    for (int32_t v = 0; v < n; v++) {
+        if (off[v + 1] < off[v])
+            return 0;
+        for (int32_t e = off[v]; e < off[v + 1]; e++)
+            if (adj[e] < 0 || adj[e] >= n || adj[e] == v)
+                return 0;
+    }
+    return 1;
+}
+
 /* Graph in CSR form: the neighbours of v are adj[off[v] .. off[v + 1]). `col` holds the start
  * (-1 for none) and receives the colouring. Returns 1 when it found one without conflicts, 0 when
  * the iteration budget ran out (then `col` is the last state, as in Python: meaningless). */
 int ls_tabucol(int32_t n, const int32_t *off, const int32_t *adj, int32_t colours, int32_t *col,
                int64_t iterations_max, uint64_t seed) {
-    if (n < 0 || colours <= 0)
+    if (colours <= 0 || !graph_valid(n, off, adj))
         return LS_EINPUT;
     if (n == 0)
         return 1;
@@ -266,7 +287,7 @@ static int bb_rec(dsatur_bb *s, int32_t done, int32_t used) {
 /* Returns 1 with the colouring in `col`, 0 when none exists (proven), 2 past the node budget. */
 int ls_exact_colour(int32_t n, const int32_t *off, const int32_t *adj, int32_t colours, int64_t nodes_max,
                     int32_t *col) {
-    if (n < 0 || colours <= 0)
+    if (colours <= 0 || !graph_valid(n, off, adj))
         return LS_EINPUT;
     dsatur_bb s = {.n = n, .colours = colours, .off = off, .adj = adj, .col = col, .nodes_max = nodes_max};
     s.cnt = calloc((size_t)n * (size_t)colours + 1, sizeof *s.cnt);
@@ -294,7 +315,7 @@ int ls_exact_colour(int32_t n, const int32_t *off, const int32_t *adj, int32_t c
  * arc_off[ci + 1]); flow f's candidates are by_flow[flow_off[f] .. flow_off[f + 1]) in ascending
  * order. A schedule is slot[f], cand[f] per flow, -1 when the flow is not scheduled. */
 typedef struct {
-    int32_t flows, slots, num_arcs;
+    int32_t flows, slots, num_arcs, cands;
     const int32_t *cand_flow, *arc_off, *arcs, *flow_off, *by_flow;
 } paths;
 
@@ -355,11 +376,20 @@ static void occ_release(occupancy *o, int32_t f) {
 }
 
 static int paths_valid(const paths *p) {
-    if (p->flows < 0 || p->slots <= 0 || p->num_arcs < 0)
+    if (p->flows < 0 || p->slots <= 0 || p->num_arcs < 0 || p->cands < 0 || p->arc_off[0] != 0)
+        return 0;
+    for (int32_t ci = 0; ci < p->cands; ci++) {
+        if (p->cand_flow[ci] < 0 || p->cand_flow[ci] >= p->flows || p->arc_off[ci + 1] < p->arc_off[ci])
+            return 0;
+        for (int32_t e = p->arc_off[ci]; e < p->arc_off[ci + 1]; e++)
+            if (p->arcs[e] < 0 || p->arcs[e] >= p->num_arcs)
+                return 0;
+    }
+    if (p->flow_off[0] != 0 || p->flow_off[p->flows] != p->cands)
         return 0;
     for (int32_t f = 0; f < p->flows; f++)
         for (int32_t j = p->flow_off[f]; j < p->flow_off[f + 1]; j++)
-            if (p->cand_flow[p->by_flow[j]] != f)
+            if (j < 0 || j >= p->cands || p->by_flow[j] < 0 || p->by_flow[j] >= p->cands || p->cand_flow[p->by_flow[j]] != f)
                 return 0;
     return 1;
 }
@@ -380,7 +410,7 @@ static int occ_init(occupancy *o, const paths *p, int32_t *slot, int32_t *cand) 
         if (slot[f] < 0)
             continue;
         int32_t k = slot[f], ci = cand[f];
-        if (k >= p->slots || ci < 0 || p->cand_flow[ci] != f || !occ_free(o, k, ci))
+        if (k >= p->slots || ci < 0 || ci >= p->cands || p->cand_flow[ci] != f || !occ_free(o, k, ci))
             return LS_EINPUT;
         occ_set(o, k, ci, f);
     }
@@ -499,10 +529,10 @@ static int augment_all(occupancy *o, int64_t budget) {
     return 0;
 }
 
-#define PATHS_ARGS                                                                                        \
-    int32_t flows, int32_t slots, int32_t num_arcs, const int32_t *cand_flow, const int32_t *arc_off, \
-        const int32_t *arcs, const int32_t *flow_off, const int32_t *by_flow
-#define PATHS_INIT {flows, slots, num_arcs, cand_flow, arc_off, arcs, flow_off, by_flow}
+#define PATHS_ARGS                                                                                      \
+    int32_t flows, int32_t slots, int32_t num_arcs, int32_t cands, const int32_t *cand_flow,        \
+        const int32_t *arc_off, const int32_t *arcs, const int32_t *flow_off, const int32_t *by_flow
+#define PATHS_INIT {flows, slots, num_arcs, cands, cand_flow, arc_off, arcs, flow_off, by_flow}
 
 /* greedy.round_and_augment: take the (order_slot[i], order_cand[i]) pairs in order where they fit,
  * then ejection chains. slot[]/cand[] receive the schedule. */
@@ -521,7 +551,7 @@ int ls_round_and_augment(PATHS_ARGS, int32_t order_len, const int32_t *order_slo
     }
     for (int32_t i = 0; i < order_len && rc == 0; i++) {
         int32_t k = order_slot[i], ci = order_cand[i];
-        if (k < 0 || k >= slots || ci < 0 || cand_flow[ci] < 0 || cand_flow[ci] >= flows) {
+        if (k < 0 || k >= slots || ci < 0 || ci >= cands) {
             rc = LS_EINPUT;
             break;
         }

@@ -1,12 +1,12 @@
 """The compiled local searches (lsearch.c), loaded with ctypes: Tabucol, the DSatur branch and bound,
 the ejection chains and PartialCol. Each makes the same moves and random draws as its Python
-version in coloring.py and greedy.py (tests/test_native.py checks it), about 30-100x faster: in the
+version in coloring.py and greedy.py (tests/test_native.py checks it), 10-25x faster: in the
 feasibility pump and the colourings of the hard instances, Python's local search was about 40% of
 the time (docs/scheduler.md "Compiled local search").
 
-The library is built by `pip install` (setup.py) as tobsched/_lsearch*.so. `LIB` is None when it is
-missing (a source tree used without installing) or when TOBSCHED_NATIVE=0 asks for the Python
-versions; the callers then run those."""
+The library is built by `pip install` (setup.py) as tobsched/_lsearch*.so. `LIB` is None, and
+`LOAD_ERROR` says why, when it is missing (a source tree used without installing), was built from
+other sources, or TOBSCHED_NATIVE=0 asks for the Python versions; the callers then run those."""
 
 from __future__ import annotations
 
@@ -25,12 +25,17 @@ Assignment = tuple[int, int] | None
 _I32 = ctypes.POINTER(ctypes.c_int32)
 _F64 = ctypes.POINTER(ctypes.c_double)
 _ERRORS = {-1: "out of memory", -2: "invalid input"}
-_PATHS_ARGS = [ctypes.c_int32] * 3 + [_I32] * 5
+_PATHS_ARGS = [ctypes.c_int32] * 4 + [_I32] * 5
 
 
-def _load() -> Any:
+# lsearch.c's LS_ABI_VERSION: the signatures declared below.
+ABI_VERSION = 2
+
+
+def _load() -> tuple[Any, str]:
+    """(the library, "") or (None, why not)."""
     if os.environ.get("TOBSCHED_NATIVE", "1") == "0":
-        return None
+        return None, "TOBSCHED_NATIVE=0"
     here = os.path.dirname(os.path.abspath(__file__))
     for suffix in importlib.machinery.EXTENSION_SUFFIXES:
         path = os.path.join(here, "_lsearch" + suffix)
@@ -38,7 +43,10 @@ def _load() -> Any:
             lib = ctypes.CDLL(path)
             break
     else:
-        return None
+        return None, f"no _lsearch library in {here}: install the package (pip install)"
+    lib.ls_abi_version.restype = ctypes.c_int
+    if lib.ls_abi_version() != ABI_VERSION:
+        return None, f"{path} was built from other sources: reinstall the package (pip install)"
     i32, i64, u64 = ctypes.c_int32, ctypes.c_int64, ctypes.c_uint64
     lib.ls_rng_draws.argtypes = [u64, ctypes.c_int, i32, i32, _F64]
     lib.ls_tabucol.argtypes = [i32, _I32, _I32, i32, _I32, i64, u64]
@@ -46,10 +54,10 @@ def _load() -> Any:
     lib.ls_round_and_augment.argtypes = _PATHS_ARGS + [i32, _I32, _I32, i64, _I32, _I32]
     lib.ls_augment_all.argtypes = _PATHS_ARGS + [i64, _I32, _I32]
     lib.ls_partialcol.argtypes = _PATHS_ARGS + [i64, u64, ctypes.c_double, i32, _I32, _I32]
-    return lib
+    return lib, ""
 
 
-LIB = _load()
+LIB, LOAD_ERROR = _load()
 
 
 class NativeError(RuntimeError):
@@ -119,7 +127,7 @@ class Paths:
         self.flow_off = np.searchsorted(self.cand_flow[self.by_flow], np.arange(num_flows + 1)).astype(np.int32)
 
     def args(self, slots: int) -> tuple[Any, ...]:
-        return (self.num_flows, slots, self.num_arcs, _ptr(self.cand_flow), _ptr(self.arc_off), _ptr(self.arcs),
+        return (self.num_flows, slots, self.num_arcs, self.count, _ptr(self.cand_flow), _ptr(self.arc_off), _ptr(self.arcs),
                 _ptr(self.flow_off), _ptr(self.by_flow))
 
 
