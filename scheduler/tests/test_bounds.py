@@ -124,21 +124,25 @@ def test_an_integral_lp_vertex_is_the_answer_and_a_fractional_one_is_not() -> No
 
 
 @pytest.mark.parametrize("seed", range(8))
-@pytest.mark.parametrize("stage", ["CP-SAT decision", "cut rounds", "no first exact colouring", "MIP master only"])
+@pytest.mark.parametrize("stage", ["CP-SAT decision", "cut rounds", "other master optima", "no first exact colouring",
+                                   "MIP master only"])
 def test_each_stage_alone_keeps_counts_bounds_and_proofs_right(monkeypatch: pytest.MonkeyPatch, seed: int,
                                                                stage: str) -> None:
     """Forces the solve through one stage of pathset.py by disabling those before it, on small
     instances at 3-4 slots, and checks it against the plain MIP: the short decision between the
     pumps (no pump iterations; its budget raised so that it decides), the cut rounds (no
     pump, no greedy start, no decision), the pipeline without the first exact colouring, the
-    pipeline without the master's LP vertex."""
+    pipeline without the master's LP vertex; the other master optima with only the cut rounds
+    after them (the first two stages run without them: they would settle some instances first)."""
     from tobsched import cpsat, pathset
 
+    if stage in ("CP-SAT decision", "cut rounds"):
+        monkeypatch.setattr(pathset, "OTHER_OPTIMA", ())
     if stage == "CP-SAT decision":
         monkeypatch.setattr(pathset, "PUMP_WARM_ITERATIONS", 0)
         monkeypatch.setattr(pathset, "PUMP_COLD_ITERATIONS", 0)
         monkeypatch.setattr(pathset, "CPSAT_DECIDE_DTIME", 30.0)
-    elif stage == "cut rounds":
+    elif stage in ("cut rounds", "other master optima"):
         monkeypatch.setattr(pathset, "PUMP_WARM_ITERATIONS", 0)
         monkeypatch.setattr(pathset, "PUMP_COLD_ITERATIONS", 0)
         monkeypatch.setattr(pathset, "PUMP_COLD2_ITERATIONS", 0)
@@ -159,6 +163,67 @@ def test_each_stage_alone_keeps_counts_bounds_and_proofs_right(monkeypatch: pyte
         assert proven and count == best == upper, (count, upper, best, notes)
         if stage == "CP-SAT decision":
             assert not any("(CP-SAT): undecided" in n for n in notes), notes
+
+
+def test_other_master_optima_colour_where_the_first_does_not(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The benchmark's rrg3 seed 1, 110 flows, 4 slots, S/PR: neither the master's LP vertex nor
+    # (without this step) the MIP's optimum can be coloured, and the warm pump takes 30-40 ms to
+    # meet the bound 67; the master optimum with the fewest hops colours at once. On er seed 1,
+    # 100 flows, 3 slots, S/FR the fewest hops do not colour and the least congestion does.
+    from tobsched import pathset
+
+    rrg = network_from_obj(generate(TopologyParams(model="rrg", degree=3), flows=110, slots=4, seed=1))
+    count, proven, upper, notes = _solve_pathsets(rrg, fixed=False)
+    assert proven and count == upper == 67, (count, upper, notes)
+    assert notes == ["master optimum of least hops: coloured"], notes
+    er = network_from_obj(generate(TopologyParams(model="er", hosts=24, switches=6, switch_links=14), flows=100,
+                                   slots=3, seed=1))
+    count, proven, upper, notes = _solve_pathsets(er, fixed=True)
+    assert proven and count == upper == 57, (count, upper, notes)
+    assert notes == ["master optimum of least hops: not coloured", "master optimum of least congestion: coloured"], notes
+    # Without the step both need the pump.
+    monkeypatch.setattr(pathset, "OTHER_OPTIMA", ())
+    for net, fixed, size in ((rrg, False, 67), (er, True, 57)):
+        count, proven, upper, notes = _solve_pathsets(net, fixed=fixed)
+        assert proven and count == upper == size, (count, upper, notes)
+        assert any(n.startswith("feasibility pump (warm)") for n in notes), notes
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_another_master_optimum_is_a_master_solution_of_least_cost(seed: int) -> None:
+    # The LP vertex of "at least U paths, least hops (congestion)", when integral, against the
+    # MIP of the same objective: a master solution of U paths or more, of the same cost.
+    from tobsched import pathset
+    from tobsched.paths import by_flow_and_arc
+
+    net = network_from_obj(generate(TopologyParams(model="rrg", hosts=12, switches=6, degree=3 + seed % 2),
+                                    flows=20 + 3 * seed, slots=3 + seed % 2, seed=seed))
+    cands = candidates(net, fixed=seed % 3 == 0)
+    T = net.slots
+    master = solve_max(np.ones(len(cands)), pathset._master_rows(cands, T, []), SolveOptions(30.0),
+                       integral_objective=True)
+    upper = int(round(master.objective))
+    load: dict[int, int] = {}
+    for c in cands:
+        for a in c.arcs:
+            load[a] = load.get(a, 0) + 1
+    weights = {"hops": [len(c.arcs) for c in cands], "congestion": [sum(load[a] for a in c.arcs) for c in cands]}
+    by_flow, by_arc = by_flow_and_arc(cands)
+    checked = 0
+    for objective, w in weights.items():
+        picked = pathset._other_optimum(cands, T, [], upper, objective, SolveOptions(30.0))
+        rows = pathset._master_rows(cands, T, [])
+        rows.add(list(range(len(cands))), float(upper), np.inf)
+        best = solve_max(-np.asarray(w, dtype=float), rows, SolveOptions(30.0))
+        assert best.optimal and best.x is not None
+        if picked is None:
+            continue  # a fractional vertex: the step is skipped
+        checked += 1
+        assert len(picked) >= upper
+        assert all(len(set(members) & set(picked)) <= 1 for members in by_flow)
+        assert all(len({cands[ci].flow for ci in set(members) & set(picked)}) <= T for members in by_arc)
+        assert sum(w[ci] for ci in picked) == pytest.approx(-best.objective), objective
+    assert checked, "both vertices fractional: the instance checks nothing"
 
 
 def test_the_short_decision_proves_a_bound_above_the_optimum() -> None:

@@ -64,6 +64,12 @@ WARM_POLISH_AFTER_DECIDE = True
 # colourable paths of rrg4/0 110/4 went to the pump instead (docs/scheduler.md).
 EXACT_FIRST_NODES = 10_000
 LP_FIRST = True
+# Other optima of the master tried when its paths cannot be coloured, before the MIP and the
+# pumps: the LP vertex of "at least U paths" with the fewest hops in all, then with the least
+# congestion (each path's links weighted by the candidates using them). About 3 ms each; on 40
+# small instances of the benchmark whose first LP vertex fails they colour 25 and 24 (the MIP's
+# optimum 16, in about 12 ms): docs/scheduler.md "Other master optima".
+OTHER_OPTIMA: tuple[str, ...] = ("hops", "congestion")
 
 
 # The order of the steps between the master and greedy: (start, iterations, perturbation seed)
@@ -134,6 +140,30 @@ def _master(
         if asg is not None:
             x0[asg[1]] = 1.0
     return solve_max(np.ones(len(cands)), rows, opts, start=x0, integral_objective=True, lp_first=lp_first)
+
+
+def _other_optimum(
+    cands: list[Candidate], slots: int, cuts: list[tuple[list[int], int]], upper: int, objective: str,
+    opts: SolveOptions,
+) -> list[int] | None:
+    """The candidates of a master solution with `upper` paths that minimises `objective` ("hops"
+    or "congestion"), when the LP's optimal vertex is integral (it nearly always is); else None."""
+    if objective == "hops":
+        cost = np.array([-len(c.arcs) for c in cands], dtype=np.float64)
+    else:
+        assert objective == "congestion", objective
+        load: dict[int, int] = {}
+        for c in cands:
+            for a in c.arcs:
+                load[a] = load.get(a, 0) + 1
+        cost = np.array([-sum(load[a] for a in c.arcs) for c in cands], dtype=np.float64)
+    rows = _master_rows(cands, slots, cuts)
+    rows.add(list(range(len(cands))), float(upper), np.inf)
+    res = solve_max(cost, rows, opts, lp_first=True)
+    if res.status != LP_VERTEX_STATUS or res.x is None:
+        return None
+    chosen = [int(ci) for ci in np.flatnonzero(res.x > 0.5)]
+    return chosen if len(chosen) >= upper else None
 
 
 def _cliques_over(adj: list[set[int]], comp: list[int], size_min: int) -> list[list[int]]:
@@ -209,6 +239,7 @@ def solve_pathsets(
     cuts: list[tuple[list[int], int]] = []
     upper: int | None = None
     pumped_target: int | None = None
+    other_target: int | None = None  # the bound OTHER_OPTIMA were tried for
 
     def sub(limit_share: float = 1.0) -> SolveOptions:
         return replace(opts, time_limit_s=deadline.left() * limit_share)
@@ -254,6 +285,18 @@ def solve_pathsets(
         lowered = False  # CP-SAT proved the bound one too high in this round
         colour, hard = colour_paths(adj, slots, short_tabu=vertex)
         failed = [v for v, c in enumerate(colour) if c is None]
+        if failed and other_target != upper and OTHER_OPTIMA:
+            other_target = upper
+            for objective in OTHER_OPTIMA:
+                picked = _other_optimum(cands, slots, cuts, upper, objective, sub())
+                if picked is None:
+                    continue
+                picked_colour, _ = colour_paths(conflict_graph([cands[ci].arcs for ci in picked]), slots)
+                coloured_all = all(c is not None for c in picked_colour)
+                notes.append(f"master optimum of least {objective}: {'coloured' if coloured_all else 'not coloured'}")
+                if coloured_all:
+                    # `upper` flows, and `upper` bounds every schedule: optimal.
+                    return _coloured(num_flows, cands, picked, picked_colour), True, upper, notes
         if failed and vertex:
             notes.append("master's LP vertex: not coloured")
             mip = _master(num_flows, cands, slots, cuts, sub(), best)
