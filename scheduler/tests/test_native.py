@@ -139,3 +139,52 @@ def test_a_library_built_from_other_sources_is_refused(monkeypatch: pytest.Monke
     assert lib is None and "built from other sources" in why
     monkeypatch.setenv("TOBSCHED_NATIVE", "0")
     assert native._load() == (None, "TOBSCHED_NATIVE=0")
+
+
+def test_long_paths_with_many_blockers_are_counted_like_python(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Flows 0..B-1 hold one link each in the only slot; flow B's one path crosses all B links, so
+    # placing it evicts B flows (PartialCol once kept at most 8 blockers in a fixed buffer).
+    from tobsched.paths import Candidate
+
+    for blockers in (9, 12, 40):
+        cands = [Candidate(i, ("a", "b"), (i,)) for i in range(blockers)]
+        cands.append(Candidate(blockers, ("a", "z"), tuple(range(blockers))))
+        start: list[native.Assignment] = [(0, i) for i in range(blockers)] + [None]
+        got = greedy.partialcol(blockers + 1, cands, 1, start, 1000, 0)
+        assert got == _python(monkeypatch, greedy.partialcol, blockers + 1, cands, 1, start, 1000, 0)
+        assert sum(a is not None for a in got) == blockers
+
+
+def test_malformed_arrays_and_arguments_are_refused() -> None:
+    import ctypes
+
+    import numpy as np
+
+    i32 = lambda *v: np.array(v, dtype=np.int32)  # noqa: E731
+    ptr = native._ptr
+    # Flow 0's candidates listed twice (by_flow not a permutation), flow 1 scheduled.
+    cand_flow, arc_off, arcs = i32(0, 1), i32(0, 1, 2), i32(0, 1)
+    slot, cand = i32(-1, 0), i32(-1, 1)
+    for by_flow, flow_off in ((i32(0, 0), i32(0, 2, 2)), (i32(1, 0), i32(0, 1, 2))):
+        rc = native.LIB.ls_partialcol(2, 1, 2, 2, ptr(cand_flow), ptr(arc_off), ptr(arcs), ptr(flow_off), ptr(by_flow),
+                                      100, 0, 0.6, 10, ptr(slot), ptr(cand))
+        assert rc == -2
+    by_flow, flow_off = i32(0, 1), i32(0, 1, 2)
+    for alpha in (float("nan"), float("inf"), -1.0):
+        rc = native.LIB.ls_partialcol(2, 1, 2, 2, ptr(cand_flow), ptr(arc_off), ptr(arcs), ptr(flow_off), ptr(by_flow),
+                                      100, 0, alpha, 10, ptr(slot), ptr(cand))
+        assert rc == -2
+    out = np.zeros(4)
+    assert native.LIB.ls_rng_draws(0, 2, 0, 4, out.ctypes.data_as(ctypes.POINTER(ctypes.c_double))) == -2
+    with pytest.raises(ValueError, match="start colours"):
+        coloring.tabu_colour([{1}, {0}, set()], 2, [0], 10, 0)
+
+
+def test_a_search_deeper_than_the_stack_allows_gives_up() -> None:
+    # A path of 45 000 vertices: 2-colourable, but the compiled branch and bound stops at a depth
+    # of 40 000 (undecided, which proves nothing) instead of overflowing the stack.
+    def path(n: int) -> list[set[int]]:
+        return [{u for u in (v - 1, v + 1) if 0 <= u < n} for v in range(n)]
+
+    assert coloring.exact_colour(path(45_000), 2, 100_000) == (None, None)
+    assert coloring.exact_colour(path(1_000), 2, 100_000)[0] is True

@@ -109,7 +109,7 @@ static int32_t mt_randrange(mt_rng *r, int32_t n) {
 
 /* Exposed for tests/test_native.py: `count` values of random() (kind 0) or randrange(n) (kind 1). */
 int ls_rng_draws(uint64_t seed, int kind, int32_t n, int32_t count, double *out) {
-    if (count < 0 || (kind == 1 && n <= 0))
+    if (count < 0 || (kind != 0 && kind != 1) || (kind == 1 && n <= 0))
         return LS_EINPUT;
     mt_rng r;
     mt_seed(&r, seed);
@@ -254,11 +254,15 @@ static void bb_assign(dsatur_bb *s, int32_t v, int32_t c, int sign) {
     }
 }
 
+/* The recursion's depth limit (about 100 bytes of stack a level, within 8 MB): deeper searches
+ * give up as past the budget. Python's version has no such limit; below it the two agree. */
+enum { BB_DEPTH_MAX = 40000 };
+
 /* 1: coloured, 0: no colouring below this node, -1: past the node budget. */
 static int bb_rec(dsatur_bb *s, int32_t done, int32_t used) {
     if (done == s->n)
         return 1;
-    if (++s->nodes > s->nodes_max)
+    if (++s->nodes > s->nodes_max || done >= BB_DEPTH_MAX)
         return -1;
     int32_t v = 0;
     for (int32_t u = 1; u < s->n; u++)
@@ -388,9 +392,13 @@ static int paths_valid(const paths *p) {
     if (p->flow_off[0] != 0 || p->flow_off[p->flows] != p->cands)
         return 0;
     for (int32_t f = 0; f < p->flows; f++)
-        for (int32_t j = p->flow_off[f]; j < p->flow_off[f + 1]; j++)
+        for (int32_t j = p->flow_off[f]; j < p->flow_off[f + 1]; j++) {
             if (j < 0 || j >= p->cands || p->by_flow[j] < 0 || p->by_flow[j] >= p->cands || p->cand_flow[p->by_flow[j]] != f)
                 return 0;
+            /* Ascending within a flow, as Python scans them; with the counts above, a permutation. */
+            if (j > p->flow_off[f] && p->by_flow[j] <= p->by_flow[j - 1])
+                return 0;
+        }
     return 1;
 }
 
@@ -584,21 +592,21 @@ typedef struct {
     int32_t *cost, *cell_cand; /* [flow * slots + slot] */
     int32_t *rows;             /* unscheduled flows with candidates, insertion order */
     int32_t row_count;
+    int32_t *blockers;         /* scratch for one candidate's blockers: num_arcs + 1 */
     int64_t *tabu;             /* [flow * slots + slot]: tabu up to this iteration */
 } partialcol_state;
 
 static void pc_cell(const occupancy *o, partialcol_state *s, int32_t f, int32_t k) {
     const paths *p = o->p;
-    int32_t bc = 1 << 30, bci = -1, scratch[8];
+    int32_t bc = 1 << 30, bci = -1;
     for (int32_t j = p->flow_off[f]; j < p->flow_off[f + 1]; j++) {
         int32_t ci = p->by_flow[j];
-        int32_t c = occ_blockers(o, k, ci, -1, scratch, 8);
+        /* Distinct blockers are at most the candidate's distinct links, so at most num_arcs. */
+        int32_t c = occ_blockers(o, k, ci, -1, s->blockers, p->num_arcs);
         if (c == 0) {
             bc = 0, bci = ci;
             break;
         }
-        if (c > 8) /* more than 8 distinct blockers: count them all (rare) */
-            c = occ_blockers(o, k, ci, -1, scratch, 1 << 30);
         if (c < bc)
             bc = c, bci = ci;
     }
@@ -623,7 +631,7 @@ static int cmp_int32(const void *a, const void *b) {
 int ls_partialcol(PATHS_ARGS, int64_t evaluations, uint64_t seed, double tabu_alpha, int32_t tabu_random,
                   int32_t *slot, int32_t *cand) {
     paths p = PATHS_INIT;
-    if (!paths_valid(&p) || tabu_random <= 0)
+    if (!paths_valid(&p) || tabu_random <= 0 || !(tabu_alpha >= 0.0 && tabu_alpha <= 1e6))
         return LS_EINPUT;
     size_t cells = (size_t)flows * (size_t)slots;
     int32_t *cur_slot = malloc(((size_t)flows * 2 + 1) * sizeof *cur_slot);
@@ -632,11 +640,12 @@ int ls_partialcol(PATHS_ARGS, int64_t evaluations, uint64_t seed, double tabu_al
     s.cell_cand = malloc((cells + 1) * sizeof *s.cell_cand);
     s.rows = malloc(((size_t)flows + 1) * sizeof *s.rows);
     s.tabu = calloc(cells + 1, sizeof *s.tabu);
+    s.blockers = malloc(((size_t)p.num_arcs + 1) * sizeof *s.blockers);
     int32_t *evicted = malloc(((size_t)p.num_arcs + 1) * sizeof *evicted);
     uint8_t *changed = calloc((size_t)slots, 1);
     occupancy o = {0};
     int rc = LS_ENOMEM;
-    if (!cur_slot || !s.cost || !s.cell_cand || !s.rows || !s.tabu || !evicted || !changed)
+    if (!cur_slot || !s.cost || !s.cell_cand || !s.rows || !s.tabu || !s.blockers || !evicted || !changed)
         goto out;
     int32_t *cur_cand = cur_slot + flows;
     memcpy(cur_slot, slot, (size_t)flows * sizeof *slot);
@@ -688,6 +697,10 @@ int ls_partialcol(PATHS_ARGS, int64_t evaluations, uint64_t seed, double tabu_al
             break;
         int32_t f = mv_f, k = mv_k;
         int32_t ci = s.cell_cand[(size_t)f * slots + k];
+        if (ci < 0) { /* unreachable with paths_valid's input: every row's flow has candidates */
+            rc = LS_EINPUT;
+            goto out;
+        }
         /* The flows to evict, in ascending order (Python iterates sorted(evicted)). */
         int32_t ne = occ_blockers(&o, k, ci, -1, evicted, p.num_arcs);
         qsort(evicted, (size_t)ne, sizeof *evicted, cmp_int32);
@@ -727,7 +740,8 @@ int ls_partialcol(PATHS_ARGS, int64_t evaluations, uint64_t seed, double tabu_al
     }
     rc = 0;
 out:
-    free(cur_slot), free(s.cost), free(s.cell_cand), free(s.rows), free(s.tabu), free(evicted), free(changed);
+    free(cur_slot), free(s.cost), free(s.cell_cand), free(s.rows), free(s.tabu), free(s.blockers), free(evicted);
+    free(changed);
     free(o.hold);
     return rc;
 }

@@ -98,6 +98,8 @@ def _csr(adj: Sequence[set[int]]) -> tuple[np.ndarray, np.ndarray]:
 
 def tabu_colour(adj: Sequence[set[int]], colours: int, start: Sequence[int | None], iterations_max: int,
                 seed: int) -> list[int] | None:
+    if len(start) != len(adj):
+        raise ValueError(f"tabu_colour: {len(start)} start colours for {len(adj)} vertices")
     off, flat = _csr(adj)
     col = np.array([-1 if c is None else c for c in start], dtype=np.int32)
     ok = _check(LIB.ls_tabucol(len(adj), _ptr(off), _ptr(flat), colours, _ptr(col), iterations_max, _seed(seed)),
