@@ -175,15 +175,25 @@ def test_other_master_optima_colour_where_the_first_does_not(monkeypatch: pytest
     rrg = network_from_obj(generate(TopologyParams(model="rrg", degree=3), flows=110, slots=4, seed=1))
     count, proven, upper, notes = _solve_pathsets(rrg, fixed=False)
     assert proven and count == upper == 67, (count, upper, notes)
-    assert notes == ["master optimum of least hops: coloured"], notes
+    assert notes == ["master optimum of fewest hops: coloured"], notes
     er = network_from_obj(generate(TopologyParams(model="er", hosts=24, switches=6, switch_links=14), flows=100,
                                    slots=3, seed=1))
     count, proven, upper, notes = _solve_pathsets(er, fixed=True)
     assert proven and count == upper == 57, (count, upper, notes)
-    assert notes == ["master optimum of least hops: not coloured", "master optimum of least congestion: coloured"], notes
-    # Without the step both need the pump.
+    assert notes == ["master optimum of fewest hops: not coloured", "master optimum of least congestion: coloured"], notes
+    # rrg4 seed 0, 100 flows, 3 slots, S/FR: the fewest conflicts (other candidates sharing a
+    # link); rrg3 seed 0, 80 flows, 3 slots, S/PR: the fewest of the paths left uncoloured.
+    rrg4 = network_from_obj(generate(TopologyParams(model="rrg", degree=4), flows=100, slots=3, seed=0))
+    count, proven, upper, notes = _solve_pathsets(rrg4, fixed=True)
+    assert proven and count == upper == 58, (count, upper, notes)
+    assert notes[-1] == "master optimum of fewest conflicts: coloured", notes
+    rrg3 = network_from_obj(generate(TopologyParams(model="rrg", degree=3), flows=80, slots=3, seed=0))
+    count, proven, upper, notes = _solve_pathsets(rrg3, fixed=False)
+    assert proven and count == upper == 51, (count, upper, notes)
+    assert notes[-1] == "master optimum of fewest uncoloured paths: coloured", notes
+    # Without the step all four need the pump (the last one CP-SAT too).
     monkeypatch.setattr(pathset, "OTHER_OPTIMA", ())
-    for net, fixed, size in ((rrg, False, 67), (er, True, 57)):
+    for net, fixed, size in ((rrg, False, 67), (er, True, 57), (rrg4, True, 58), (rrg3, False, 51)):
         count, proven, upper, notes = _solve_pathsets(net, fixed=fixed)
         assert proven and count == upper == size, (count, upper, notes)
         assert any(n.startswith("feasibility pump (warm)") for n in notes), notes
@@ -191,7 +201,7 @@ def test_other_master_optima_colour_where_the_first_does_not(monkeypatch: pytest
 
 @pytest.mark.parametrize("seed", range(10))
 def test_another_master_optimum_is_a_master_solution_of_least_cost(seed: int) -> None:
-    # The LP vertex of "at least U paths, least hops (congestion)", when integral, against the
+    # The LP vertex of "at least U paths, least hops (congestion, conflicts)", when integral, against the
     # MIP of the same objective: a master solution of U paths or more, of the same cost.
     from tobsched import pathset
     from tobsched.paths import by_flow_and_arc
@@ -207,11 +217,14 @@ def test_another_master_optimum_is_a_master_solution_of_least_cost(seed: int) ->
     for c in cands:
         for a in c.arcs:
             load[a] = load.get(a, 0) + 1
-    weights = {"hops": [len(c.arcs) for c in cands], "congestion": [sum(load[a] for a in c.arcs) for c in cands]}
+    weights = {"hops": [len(c.arcs) for c in cands], "congestion": [sum(load[a] for a in c.arcs) for c in cands],
+               "conflicts": [sum(1 for d in cands if d is not c and set(d.arcs) & set(c.arcs)) for c in cands]}
+    for objective, w in weights.items():
+        assert pathset._path_weights(objective, cands, set()).tolist() == w
     by_flow, by_arc = by_flow_and_arc(cands)
     checked = 0
     for objective, w in weights.items():
-        picked = pathset._other_optimum(cands, T, [], upper, objective, SolveOptions(30.0))
+        picked = pathset._other_optimum(cands, T, [], upper, np.asarray(w, dtype=float), SolveOptions(30.0))
         rows = pathset._master_rows(cands, T, [])
         rows.add(list(range(len(cands))), float(upper), np.inf)
         best = solve_max(-np.asarray(w, dtype=float), rows, SolveOptions(30.0))

@@ -65,11 +65,14 @@ WARM_POLISH_AFTER_DECIDE = True
 EXACT_FIRST_NODES = 10_000
 LP_FIRST = True
 # Other optima of the master tried when its paths cannot be coloured, before the MIP and the
-# pumps: the LP vertex of "at least U paths" with the fewest hops in all, then with the least
-# congestion (each path's links weighted by the candidates using them). About 3 ms each; on 40
-# small instances of the benchmark whose first LP vertex fails they colour 25 and 24 (the MIP's
-# optimum 16, in about 12 ms): docs/scheduler.md "Other master optima".
-OTHER_OPTIMA: tuple[str, ...] = ("hops", "congestion")
+# pumps: the LP vertex of "at least U paths" of least total weight, for each weight in turn
+# (_path_weights). About 3 ms each. On the 44 small instances of the benchmark whose first LP
+# vertex cannot be coloured or that needed a pump: fewest hops colour 25 of them, least congestion
+# 24, fewest conflicts and fewest of the uncoloured paths settle five more that hops and congestion
+# do not (the MIP's optimum colours 16, in about 12 ms). docs/scheduler.md "Other master optima".
+OTHER_OPTIMA: tuple[str, ...] = ("hops", "congestion", "conflicts", "away")
+OTHER_OPTIMA_LABEL = {"hops": "fewest hops", "congestion": "least congestion", "conflicts": "fewest conflicts",
+                      "away": "fewest uncoloured paths"}
 
 
 # The order of the steps between the master and greedy: (start, iterations, perturbation seed)
@@ -142,24 +145,34 @@ def _master(
     return solve_max(np.ones(len(cands)), rows, opts, start=x0, integral_objective=True, lp_first=lp_first)
 
 
-def _other_optimum(
-    cands: list[Candidate], slots: int, cuts: list[tuple[list[int], int]], upper: int, objective: str,
-    opts: SolveOptions,
-) -> list[int] | None:
-    """The candidates of a master solution with `upper` paths that minimises `objective` ("hops"
-    or "congestion"), when the LP's optimal vertex is integral (it nearly always is); else None."""
+def _path_weights(objective: str, cands: list[Candidate], away: set[int]) -> np.ndarray:
+    """What another master optimum minimises (OTHER_OPTIMA): per candidate its hops, its
+    congestion (the candidates using each of its links, summed), its conflicts (the candidates
+    sharing a link with it), or "away": 1 for the paths in `away` (those of the answer that could
+    not be coloured)."""
     if objective == "hops":
-        cost = np.array([-len(c.arcs) for c in cands], dtype=np.float64)
-    else:
-        assert objective == "congestion", objective
+        return np.array([len(c.arcs) for c in cands], dtype=np.float64)
+    if objective == "congestion":
         load: dict[int, int] = {}
         for c in cands:
             for a in c.arcs:
                 load[a] = load.get(a, 0) + 1
-        cost = np.array([-sum(load[a] for a in c.arcs) for c in cands], dtype=np.float64)
+        return np.array([sum(load[a] for a in c.arcs) for c in cands], dtype=np.float64)
+    if objective == "conflicts":
+        return np.array([len(n) for n in conflict_graph([c.arcs for c in cands])], dtype=np.float64)
+    assert objective == "away", objective
+    return np.array([1.0 if ci in away else 0.0 for ci in range(len(cands))])
+
+
+def _other_optimum(
+    cands: list[Candidate], slots: int, cuts: list[tuple[list[int], int]], upper: int, weights: np.ndarray,
+    opts: SolveOptions,
+) -> list[int] | None:
+    """The candidates of a master solution with `upper` paths of least total weight, when the
+    LP's optimal vertex is integral (it nearly always is); else None."""
     rows = _master_rows(cands, slots, cuts)
     rows.add(list(range(len(cands))), float(upper), np.inf)
-    res = solve_max(cost, rows, opts, lp_first=True)
+    res = solve_max(-weights, rows, opts, lp_first=True)
     if res.status != LP_VERTEX_STATUS or res.x is None:
         return None
     chosen = [int(ci) for ci in np.flatnonzero(res.x > 0.5)]
@@ -287,13 +300,15 @@ def solve_pathsets(
         failed = [v for v, c in enumerate(colour) if c is None]
         if failed and other_target != upper and OTHER_OPTIMA:
             other_target = upper
+            away = {chosen[v] for v in failed}
             for objective in OTHER_OPTIMA:
-                picked = _other_optimum(cands, slots, cuts, upper, objective, sub())
+                picked = _other_optimum(cands, slots, cuts, upper, _path_weights(objective, cands, away), sub())
                 if picked is None:
                     continue
                 picked_colour, _ = colour_paths(conflict_graph([cands[ci].arcs for ci in picked]), slots)
                 coloured_all = all(c is not None for c in picked_colour)
-                notes.append(f"master optimum of least {objective}: {'coloured' if coloured_all else 'not coloured'}")
+                notes.append(f"master optimum of {OTHER_OPTIMA_LABEL[objective]}: "
+                             f"{'coloured' if coloured_all else 'not coloured'}")
                 if coloured_all:
                     # `upper` flows, and `upper` bounds every schedule: optimal.
                     return _coloured(num_flows, cands, picked, picked_colour), True, upper, notes
