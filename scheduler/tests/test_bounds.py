@@ -125,7 +125,7 @@ def test_an_integral_lp_vertex_is_the_answer_and_a_fractional_one_is_not() -> No
 
 @pytest.mark.parametrize("seed", range(8))
 @pytest.mark.parametrize("stage", ["CP-SAT decision", "cut rounds", "other master optima", "no first exact colouring",
-                                   "MIP master only"])
+                                   "MIP master only", "MIP before the pumps"])
 def test_each_stage_alone_keeps_counts_bounds_and_proofs_right(monkeypatch: pytest.MonkeyPatch, seed: int,
                                                                stage: str) -> None:
     """Forces the solve through one stage of pathset.py by disabling those before it, on small
@@ -151,6 +151,9 @@ def test_each_stage_alone_keeps_counts_bounds_and_proofs_right(monkeypatch: pyte
         monkeypatch.setattr(pathset, "greedy_assign", lambda n, cands, slots: [None] * n)
     elif stage == "MIP master only":
         monkeypatch.setattr(pathset, "LP_FIRST", False)
+    elif stage == "MIP before the pumps":
+        monkeypatch.setattr(pathset, "OTHER_OPTIMA", ())
+        monkeypatch.setattr(pathset, "MIP_AFTER_WARM_PUMP", False)
     else:
         monkeypatch.setattr(pathset, "EXACT_FIRST_NODES", 0)
     obj = generate(TopologyParams(model="rrg", hosts=12, switches=6, degree=3), flows=28 + 3 * seed,
@@ -197,6 +200,34 @@ def test_other_master_optima_colour_where_the_first_does_not(monkeypatch: pytest
         count, proven, upper, notes = _solve_pathsets(net, fixed=fixed)
         assert proven and count == upper == size, (count, upper, notes)
         assert any(n.startswith("feasibility pump (warm)") for n in notes), notes
+
+
+def test_the_mips_optimum_follows_the_warm_pump_from_the_vertex(monkeypatch: pytest.MonkeyPatch) -> None:
+    # rrg3 seed 1, 90 flows, 3 slots, S/PR (the benchmark's): without the other optima, the LP
+    # vertex's paths cannot be coloured and the MIP's optimum's can. The MIP runs after the warm
+    # pump from the vertex's colouring (here made to fail), and its colouring is the answer; with
+    # MIP_AFTER_WARM_PUMP off it runs before any pump.
+    from tobsched import pathset
+
+    pumps: list[object] = []
+
+    def failing_pump(num_flows, cands, slots, target, *args, **kwargs):  # type: ignore[no-untyped-def]
+        pumps.append(kwargs.get("start"))
+        return [None] * num_flows
+
+    monkeypatch.setattr(pathset, "OTHER_OPTIMA", ())
+    monkeypatch.setattr(pathset, "feasibility_pump", failing_pump)
+    net = network_from_obj(generate(TopologyParams(model="rrg", degree=3), flows=90, slots=3, seed=1))
+    count, proven, upper, notes = _solve_pathsets(net, fixed=False)
+    assert proven and count == upper == 49, (count, upper, notes)
+    assert notes == ["master's LP vertex: not coloured", "feasibility pump (warm): 0 of target 49",
+                     "master's MIP optimum: coloured"], notes
+    assert len(pumps) == 1 and pumps[0] is not None  # the warm one, from the vertex's colouring
+    monkeypatch.setattr(pathset, "MIP_AFTER_WARM_PUMP", False)
+    pumps.clear()
+    count, proven, upper, notes = _solve_pathsets(net, fixed=False)
+    assert proven and count == upper == 49 and not pumps, (count, upper, notes)
+    assert notes == ["master's LP vertex: not coloured", "master solved in 1 round(s)"], notes
 
 
 @pytest.mark.parametrize("seed", range(10))
@@ -246,15 +277,17 @@ def test_the_short_decision_proves_a_bound_above_the_optimum() -> None:
     net = network_from_obj(generate(TopologyParams(model="rrg", degree=3), flows=110, slots=3, seed=1))
     count, proven, upper, notes = _solve_pathsets(net, fixed=False)
     assert proven and count == upper == 54, (count, upper, notes)
-    # The warm pump's best is two short of 55; its final PartialCol waits for the decision and,
-    # once the bound is 54, reaches it: no second round.
-    assert notes[-2:] == ["schedule of 55 flows (CP-SAT): none", "PartialCol after the decision: 54 of 54"], notes
+    # The warm pump from the LP vertex's colouring reaches 54, one short of 55 (the one from the
+    # MIP's optimum 52); once CP-SAT has proven that 55 is impossible, 54 is optimal: no second round.
+    assert notes[-4:] == ["feasibility pump (warm): 54 of target 55", "master's MIP optimum: not coloured",
+                          "feasibility pump (warm): 52 of target 55", "schedule of 55 flows (CP-SAT): none"], notes
 
 
 def test_the_warm_pumps_final_partialcol_waits_for_the_decision(monkeypatch: pytest.MonkeyPatch) -> None:
-    # er seed 0 (the benchmark's), 110 flows, 3 slots, S/PR: the warm pump stalls a flow short of the master's bound
-    # 63 and CP-SAT finds a schedule of 63. The PartialCol run on the pump's best would be wasted
-    # there (15-25 ms): it is neither run in the pump nor after a decision that found a schedule.
+    # rrg4 seed 0 (the benchmark's), 110 flows, 3 slots, S/PR: both warm pumps stall a flow short
+    # of the master's bound 63 and CP-SAT finds a schedule of 63. The PartialCol run on the pumps'
+    # best would be wasted there: it is neither run in the pumps nor after a decision that found
+    # a schedule.
     from tobsched import greedy, pathset, pump
 
     runs: list[int] = []
@@ -266,26 +299,28 @@ def test_the_warm_pumps_final_partialcol_waits_for_the_decision(monkeypatch: pyt
 
     monkeypatch.setattr(pump, "partialcol", counted)
     monkeypatch.setattr(pathset, "partialcol", counted)
-    net = network_from_obj(generate(TopologyParams(model="er", hosts=24, switches=6, switch_links=14), flows=110, slots=3, seed=0))
+    net = network_from_obj(generate(TopologyParams(model="rrg", degree=4), flows=110, slots=3, seed=0))
     count, proven, upper, notes = _solve_pathsets(net, fixed=False)
     assert proven and count == upper == 63, (count, upper, notes)
-    assert notes[-2:] == ["feasibility pump (warm): 62 of target 63", "schedule of 63 flows (CP-SAT): found"], notes
-    assert runs == [pump.POLISH_EVALUATIONS], runs  # only the short polish of a rounding one short
+    assert notes[-4:] == ["feasibility pump (warm): 62 of target 63", "master's MIP optimum: not coloured",
+                          "feasibility pump (warm): 62 of target 63", "schedule of 63 flows (CP-SAT): found"], notes
+    # Only each pump's short polish of its first rounding one short.
+    assert runs == [pump.POLISH_EVALUATIONS] * 2, runs
 
 
-def test_a_proof_without_a_schedule_one_below_goes_back_to_the_pumps(monkeypatch: pytest.MonkeyPatch) -> None:
-    # The same instance with a warm pump of 6 iterations: its best is 51 (52 after the PartialCol
+def test_a_proof_without_a_schedule_one_below_goes_on_to_the_next_round(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The same instance with warm pumps of 6 iterations: their best is 52 (53 after the PartialCol
     # that follows the decision), below the master's bound 55 lowered to 54 when CP-SAT proves that
-    # no schedule of 55 exists. The next master round's pumps (target 54) find 54; greedy and
-    # HiGHS's decision of up to a second are not needed.
+    # no schedule of 55 exists. The solve goes on with the next master round (with that cut), whose
+    # paths colour; greedy and HiGHS's decision of up to a second are not needed.
     from tobsched import pathset
 
     monkeypatch.setattr(pathset, "PUMP_WARM_ITERATIONS", 6)
     net = network_from_obj(generate(TopologyParams(model="rrg", degree=3), flows=110, slots=3, seed=1))
     count, proven, upper, notes = _solve_pathsets(net, fixed=False)
     assert proven and count == upper == 54, (count, upper, notes)
-    assert "feasibility pump (warm): 51 of target 55" in notes, notes  # still the case it pins
-    assert "PartialCol after the decision: 52 of 54" in notes, notes
+    assert "feasibility pump (warm): 52 of target 55" in notes, notes  # still the case it pins
+    assert notes[-3:] == ["PartialCol after the decision: 53 of 54", "round 1: 2 cut(s)", "master solved in 2 round(s)"], notes
     assert not any(n.startswith(("greedy", "schedule of 54 flows (HiGHS)")) for n in notes), notes
 
 

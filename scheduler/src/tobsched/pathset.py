@@ -8,8 +8,11 @@ could not colour an exact DSatur branch and bound with a small node budget, then
 (colour_paths). A complete colouring of an optimal master solution is optimal: most instances end
 here, in milliseconds.
 When the colouring fails, the master's bound is usually the optimum and a schedule meeting it is
-what is missing. In order (_pumps), each stopping as soon as the bound is met: a feasibility pump
-on the slot LP (pump.py) from the master's colouring; CP-SAT deciding whether a schedule of the
+what is missing. First other optima of the master (fewest hops, least congestion, fewest
+conflicts, fewest of the paths left uncoloured: an LP vertex each, OTHER_OPTIMA), coloured in
+turn. Then, in order (_pumps), each stopping as soon as the bound is met: a feasibility pump
+on the slot LP (pump.py) from the master's colouring; when that was the LP vertex's, the MIP's
+optimum of the master, coloured, and the pump from its colouring; CP-SAT deciding whether a schedule of the
 bound's size exists (cpsat.py; a proof that none does lowers the bound by one), within a budget
 of deterministic time, told what the master LP's duals fix for that size (fixing.py); the same
 pump from the LP optimum, then again with another seed; greedy; the slot MIP of HiGHS deciding
@@ -64,6 +67,11 @@ WARM_POLISH_AFTER_DECIDE = True
 # colourable paths of rrg4/0 110/4 went to the pump instead (docs/scheduler.md).
 EXACT_FIRST_NODES = 10_000
 LP_FIRST = True
+# When the LP vertex's paths cannot be coloured (nor the other optima below), the warm pump starts
+# from the vertex's colouring and the MIP's optimum comes after it, with a second warm pump from
+# its colouring; False: the MIP first, one warm pump from its colouring. Measured on 151 small
+# instances that reach this step (topologies 0-5): 5075 -> 4433 ms in sum; docs/scheduler.md.
+MIP_AFTER_WARM_PUMP = True
 # Other optima of the master tried when its paths cannot be coloured, before the MIP and the
 # pumps: the LP vertex of "at least U paths" of least total weight, for each weight in turn
 # (_path_weights). About 3 ms each. On the 44 small instances of the benchmark whose first LP
@@ -78,8 +86,8 @@ OTHER_OPTIMA_LABEL = {"hops": "fewest hops", "congestion": "least congestion", "
 # The order of the steps between the master and greedy: (start, iterations, perturbation seed)
 # of each pump, "decide" for CP-SAT's decision. Read at each solve (tests change the constants).
 def _pumps() -> list[tuple[str, int, int]]:
-    return [("warm", PUMP_WARM_ITERATIONS, 0), ("decide", 0, 0), ("cold", PUMP_COLD_ITERATIONS, 0),
-            ("cold", PUMP_COLD2_ITERATIONS, 1)]
+    return [("warm", PUMP_WARM_ITERATIONS, 0), ("mip", PUMP_WARM_ITERATIONS, 0), ("decide", 0, 0),
+            ("cold", PUMP_COLD_ITERATIONS, 0), ("cold", PUMP_COLD2_ITERATIONS, 1)]
 
 
 class Deadline:
@@ -312,7 +320,15 @@ def solve_pathsets(
                 if coloured_all:
                     # `upper` flows, and `upper` bounds every schedule: optimal.
                     return _coloured(num_flows, cands, picked, picked_colour), True, upper, notes
-        if failed and vertex:
+        # The MIP's optimum of the master, the second try when the LP vertex's paths cannot be
+        # coloured: after the warm pump from the vertex's colouring ("mip" in _pumps), or here.
+        mip_deferred = False
+        if failed and vertex and MIP_AFTER_WARM_PUMP:
+            notes.append("master's LP vertex: not coloured")
+            hard = tabu_hard(adj, colour, hard, slots)
+            failed = [v for v, c in enumerate(colour) if c is None]
+            mip_deferred = bool(failed)
+        elif failed and vertex:
             notes.append("master's LP vertex: not coloured")
             mip = _master(num_flows, cands, slots, cuts, sub(), best)
             other = [] if mip.x is None else [int(ci) for ci in np.flatnonzero(mip.x > 0.5)]
@@ -332,6 +348,25 @@ def solve_pathsets(
             # From the master's colouring first, then from the LP optimum (another trajectory),
             # then a short decision, then the LP optimum again with another perturbation seed.
             for pump_start, iterations, seed in _pumps():
+                if pump_start == "mip":
+                    # The MIP's optimum of the master (usually another one) after the warm pump from
+                    # the LP vertex's colouring failed: colour it, and pump from its colouring.
+                    if not mip_deferred:
+                        continue
+                    mip_deferred = False
+                    mip = _master(num_flows, cands, slots, cuts, sub(), best)
+                    other = [] if mip.x is None else [int(ci) for ci in np.flatnonzero(mip.x > 0.5)]
+                    if not other or other == chosen or math.floor(mip.dual_bound + 1e-6) < bound:
+                        continue
+                    res, chosen = mip, other
+                    adj = conflict_graph([cands[ci].arcs for ci in chosen])
+                    colour, hard = colour_paths(adj, slots)
+                    failed = [v for v, c in enumerate(colour) if c is None]
+                    notes.append(f"master's MIP optimum: {'not coloured' if failed else 'coloured'}")
+                    if not failed and len(chosen) >= upper:
+                        return _coloured(num_flows, cands, chosen, colour), True, upper, notes
+                    coloured = _coloured(num_flows, cands, chosen, colour)
+                    pump_start = "warm"
                 if pump_start == "decide":
                     # When the bound is above the optimum no pump can meet it, and when it is not
                     # the pumps often stall a flow short: CP-SAT settles most of these in tens to
