@@ -187,6 +187,25 @@ def _other_optimum(
     return chosen if len(chosen) >= upper else None
 
 
+def _coloured_other_optimum(
+    num_flows: int, cands: list[Candidate], slots: int, cuts: list[tuple[list[int], int]], upper: int,
+    away: set[int], deadline: Deadline, opts: SolveOptions, notes: list[str],
+) -> list[Assignment] | None:
+    """OTHER_OPTIMA in turn: the schedule of the first whose paths colour completely (`upper`
+    flows), or None. `away` are the paths of the answer that could not be coloured."""
+    for objective in OTHER_OPTIMA:
+        weights = _path_weights(objective, cands, away)
+        picked = _other_optimum(cands, slots, cuts, upper, weights, replace(opts, time_limit_s=deadline.left()))
+        if picked is None:
+            continue
+        colour, _ = colour_paths(conflict_graph([cands[ci].arcs for ci in picked]), slots)
+        coloured_all = all(c is not None for c in colour)
+        notes.append(f"master optimum of {OTHER_OPTIMA_LABEL[objective]}: {'coloured' if coloured_all else 'not coloured'}")
+        if coloured_all:
+            return _coloured(num_flows, cands, picked, colour)
+    return None
+
+
 def _cliques_over(adj: list[set[int]], comp: list[int], size_min: int) -> list[list[int]]:
     """Maximal cliques with at least size_min members inside one component (small graphs)."""
     import networkx as nx
@@ -290,7 +309,7 @@ def solve_pathsets(
             break
         # The first master's LP optimum first: a simplex vertex, integral on 466 of the
         # benchmark's 480 small instances, in about 1 ms where the MIP takes about 6. When its
-        # paths cannot be coloured, the MIP's optimum (usually another one) is the second try.
+        # paths cannot be coloured, other optima (OTHER_OPTIMA), then the MIP's, are the next tries.
         res = _master(num_flows, cands, slots, cuts, sub(), best, lp_first=rnd == 0 and LP_FIRST)
         if res.x is None:
             break
@@ -308,18 +327,10 @@ def solve_pathsets(
         failed = [v for v, c in enumerate(colour) if c is None]
         if failed and other_target != upper and OTHER_OPTIMA:
             other_target = upper
-            away = {chosen[v] for v in failed}
-            for objective in OTHER_OPTIMA:
-                picked = _other_optimum(cands, slots, cuts, upper, _path_weights(objective, cands, away), sub())
-                if picked is None:
-                    continue
-                picked_colour, _ = colour_paths(conflict_graph([cands[ci].arcs for ci in picked]), slots)
-                coloured_all = all(c is not None for c in picked_colour)
-                notes.append(f"master optimum of {OTHER_OPTIMA_LABEL[objective]}: "
-                             f"{'coloured' if coloured_all else 'not coloured'}")
-                if coloured_all:
-                    # `upper` flows, and `upper` bounds every schedule: optimal.
-                    return _coloured(num_flows, cands, picked, picked_colour), True, upper, notes
+            got = _coloured_other_optimum(num_flows, cands, slots, cuts, upper, {chosen[v] for v in failed},
+                                          deadline, opts, notes)
+            if got is not None:
+                return got, True, upper, notes  # `upper` flows, and `upper` bounds every schedule
         # The MIP's optimum of the master, the second try when the LP vertex's paths cannot be
         # coloured: after the warm pump from the vertex's colouring ("mip" in _pumps), or here.
         mip_deferred = False
