@@ -153,6 +153,19 @@ def _master(
     return solve_max(np.ones(len(cands)), rows, opts, start=x0, integral_objective=True, lp_first=lp_first)
 
 
+def _mip_optimum(
+    num_flows: int, cands: list[Candidate], slots: int, cuts: list[tuple[list[int], int]], opts: SolveOptions,
+    start: list[Assignment], chosen: list[int], bound: int,
+) -> tuple[MipResult, list[int]] | None:
+    """The master's optimum by HiGHS's MIP and its candidates, when it is another one than
+    `chosen` with the same bound; else None."""
+    mip = _master(num_flows, cands, slots, cuts, opts, start)
+    other = [] if mip.x is None else [int(ci) for ci in np.flatnonzero(mip.x > 0.5)]
+    if not other or other == chosen or math.floor(mip.dual_bound + 1e-6) < bound:
+        return None
+    return mip, other
+
+
 def _path_weights(objective: str, cands: list[Candidate], away: set[int]) -> np.ndarray:
     """What another master optimum minimises (OTHER_OPTIMA): per candidate its hops, its
     congestion (the candidates using each of its links, summed), its conflicts (the candidates
@@ -331,8 +344,9 @@ def solve_pathsets(
                                           deadline, opts, notes)
             if got is not None:
                 return got, True, upper, notes  # `upper` flows, and `upper` bounds every schedule
-        # The MIP's optimum of the master, the second try when the LP vertex's paths cannot be
-        # coloured: after the warm pump from the vertex's colouring ("mip" in _pumps), or here.
+        # The MIP's optimum of the master, the try after the other optima when the LP vertex's
+        # paths cannot be coloured: after the warm pump from the vertex's colouring ("mip" in
+        # _pumps), or here.
         mip_deferred = False
         if failed and vertex and MIP_AFTER_WARM_PUMP:
             notes.append("master's LP vertex: not coloured")
@@ -341,10 +355,9 @@ def solve_pathsets(
             mip_deferred = bool(failed)
         elif failed and vertex:
             notes.append("master's LP vertex: not coloured")
-            mip = _master(num_flows, cands, slots, cuts, sub(), best)
-            other = [] if mip.x is None else [int(ci) for ci in np.flatnonzero(mip.x > 0.5)]
-            if other and other != chosen and math.floor(mip.dual_bound + 1e-6) >= bound:
-                res, chosen = mip, other
+            mip = _mip_optimum(num_flows, cands, slots, cuts, sub(), best, chosen, bound)
+            if mip is not None:
+                res, chosen = mip
                 adj = conflict_graph([cands[ci].arcs for ci in chosen])
                 colour, hard = colour_paths(adj, slots)
             else:
@@ -362,14 +375,11 @@ def solve_pathsets(
                 if pump_start == "mip":
                     # The MIP's optimum of the master (usually another one) after the warm pump from
                     # the LP vertex's colouring failed: colour it, and pump from its colouring.
-                    if not mip_deferred:
+                    mip = _mip_optimum(num_flows, cands, slots, cuts, sub(), best, chosen, bound) \
+                        if mip_deferred else None
+                    if mip is None:
                         continue
-                    mip_deferred = False
-                    mip = _master(num_flows, cands, slots, cuts, sub(), best)
-                    other = [] if mip.x is None else [int(ci) for ci in np.flatnonzero(mip.x > 0.5)]
-                    if not other or other == chosen or math.floor(mip.dual_bound + 1e-6) < bound:
-                        continue
-                    res, chosen = mip, other
+                    res, chosen = mip
                     adj = conflict_graph([cands[ci].arcs for ci in chosen])
                     colour, hard = colour_paths(adj, slots)
                     failed = [v for v, c in enumerate(colour) if c is None]
