@@ -124,7 +124,8 @@ def test_an_integral_lp_vertex_is_the_answer_and_a_fractional_one_is_not() -> No
 
 
 @pytest.mark.parametrize("seed", range(8))
-@pytest.mark.parametrize("stage", ["CP-SAT decision", "cut rounds", "other master optima", "no first exact colouring",
+@pytest.mark.parametrize("stage", ["CP-SAT decision", "cut rounds", "odd-set cuts", "other master optima",
+                                   "no first exact colouring",
                                    "MIP master only", "MIP before the pumps"])
 def test_each_stage_alone_keeps_counts_bounds_and_proofs_right(monkeypatch: pytest.MonkeyPatch, seed: int,
                                                                stage: str) -> None:
@@ -132,17 +133,20 @@ def test_each_stage_alone_keeps_counts_bounds_and_proofs_right(monkeypatch: pyte
     instances at 3-4 slots, and checks it against the plain MIP: the short decision between the
     pumps (no pump iterations; its budget raised so that it decides), the cut rounds (no
     pump, no greedy start, no decision), the pipeline without the first exact colouring, the
-    pipeline without the master's LP vertex; the other master optima with only the cut rounds
-    after them (the first two stages run without them: they would settle some instances first)."""
+    pipeline without the master's LP vertex; the other master optima, and the odd-set cuts, with only
+    the cut rounds after them (the first two stages run without either: they would settle some
+    instances first)."""
     from tobsched import cpsat, pathset
 
-    if stage in ("CP-SAT decision", "cut rounds"):
+    if stage in ("CP-SAT decision", "cut rounds", "odd-set cuts"):
         monkeypatch.setattr(pathset, "OTHER_OPTIMA", ())
+    if stage in ("CP-SAT decision", "cut rounds"):
+        monkeypatch.setattr(pathset, "ODD_SET_ROUNDS", 0)
     if stage == "CP-SAT decision":
         monkeypatch.setattr(pathset, "PUMP_WARM_ITERATIONS", 0)
         monkeypatch.setattr(pathset, "PUMP_COLD_ITERATIONS", 0)
         monkeypatch.setattr(pathset, "CPSAT_DECIDE_DTIME", 30.0)
-    elif stage in ("cut rounds", "other master optima"):
+    elif stage in ("cut rounds", "other master optima", "odd-set cuts"):
         monkeypatch.setattr(pathset, "PUMP_WARM_ITERATIONS", 0)
         monkeypatch.setattr(pathset, "PUMP_COLD_ITERATIONS", 0)
         monkeypatch.setattr(pathset, "PUMP_COLD2_ITERATIONS", 0)
@@ -270,10 +274,14 @@ def test_another_master_optimum_is_a_master_solution_of_least_cost(seed: int) ->
     assert checked, "both vertices fractional: the instance checks nothing"
 
 
-def test_the_short_decision_proves_a_bound_above_the_optimum() -> None:
+def test_the_short_decision_proves_a_bound_above_the_optimum(monkeypatch: pytest.MonkeyPatch) -> None:
     # rrg3 seed 1, 110 flows, 3 slots, S/PR: master bound 55, optimum 54 (CBC proves 54 too). A
     # decision proves that no schedule of 55 exists (CP-SAT's within its budget of deterministic
     # time, so on any machine); the later stages must give the same proven answer without it.
+    # (Odd-set cuts close this bound first: test_oddset.py; here they are off.)
+    from tobsched import pathset
+
+    monkeypatch.setattr(pathset, "ODD_SET_ROUNDS", 0)
     net = network_from_obj(generate(TopologyParams(model="rrg", degree=3), flows=110, slots=3, seed=1))
     count, proven, upper, notes = _solve_pathsets(net, fixed=False)
     assert proven and count == upper == 54, (count, upper, notes)
@@ -315,6 +323,7 @@ def test_a_proof_without_a_schedule_one_below_goes_on_to_the_next_round(monkeypa
     # paths colour; greedy and HiGHS's decision of up to a second are not needed.
     from tobsched import pathset
 
+    monkeypatch.setattr(pathset, "ODD_SET_ROUNDS", 0)  # they would close the bound first
     monkeypatch.setattr(pathset, "PUMP_WARM_ITERATIONS", 6)
     net = network_from_obj(generate(TopologyParams(model="rrg", degree=3), flows=110, slots=3, seed=1))
     count, proven, upper, notes = _solve_pathsets(net, fixed=False)

@@ -1,5 +1,5 @@
 """The compiled local searches (lsearch.c through native.py) against their Python specifications in
-coloring.py and greedy.py: the same results, move for move and draw for draw, on random graphs and
+coloring.py, greedy.py and oddset.py: the same results, move for move and draw for draw, on random graphs and
 on generated networks' candidate paths, plus bad input answered by an error, never a crash."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from tobsched import coloring, greedy, native
+from tobsched import coloring, greedy, native, oddset
 from tobsched.generate import TopologyParams, generate
 from tobsched.network import network_from_obj
 from tobsched.paths import candidates
@@ -100,6 +100,22 @@ def test_path_searches_make_pythons_moves(case: int, monkeypatch: pytest.MonkeyP
     assert greedy.greedy_assign(n, cands, slots) == _python(monkeypatch, greedy.greedy_assign, n, cands, slots)
 
 
+@pytest.mark.parametrize("case", range(40))
+def test_odd_set_search_makes_pythons_moves(case: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Random path sets, and generated networks' candidate paths (overloaded links included).
+    rng = random.Random(3000 + case)
+    if case % 2:
+        links, slots = rng.randrange(1, 60), rng.randrange(1, 6)
+        paths = [tuple(rng.sample(range(links), rng.randrange(1, min(links, 7) + 1))) for _ in range(rng.randrange(90))]
+    else:
+        _, net, cands = _instance(case)
+        slots = net.slots
+        paths = [c.arcs for c in cands[: rng.randrange(200)]]
+    steps, tenure = rng.choice([0, 5, 60, 200]), rng.randrange(0, 9)
+    got = oddset.odd_set_search(paths, slots, steps, tenure)
+    assert got == _python(monkeypatch, oddset.odd_set_search, paths, slots, steps, tenure)
+
+
 def test_bad_input_is_an_error_not_a_crash() -> None:
     _, net, cands = _instance(0)
     n, slots = len(net.flows), net.slots
@@ -178,6 +194,16 @@ def test_malformed_arrays_and_arguments_are_refused() -> None:
     assert native.LIB.ls_rng_draws(0, 2, 0, 4, out.ctypes.data_as(ctypes.POINTER(ctypes.c_double))) == -2
     with pytest.raises(ValueError, match="start colours"):
         coloring.tabu_colour([{1}, {0}, set()], 2, [0], 10, 0)
+    # Odd sets: a link out of range, offsets going back, no room for the sets found.
+    off, links = i32(0, 2, 4, 6), i32(0, 1, 1, 2, 2, 0)
+    sizes, found = i32(0, 0, 0), i32(*[0] * 9)
+    assert native.LIB.ls_odd_sets(3, ptr(off), ptr(links), 3, 2, 60, 5, 3, 9, ptr(sizes), ptr(found)) == 1
+    assert found[:3].tolist() == [0, 1, 2]
+    assert native.LIB.ls_odd_sets(3, ptr(off), ptr(links), 2, 2, 60, 5, 3, 9, ptr(sizes), ptr(found)) == -2
+    assert native.LIB.ls_odd_sets(3, ptr(i32(0, 2, 1, 6)), ptr(links), 3, 2, 60, 5, 3, 9, ptr(sizes), ptr(found)) == -2
+    assert native.LIB.ls_odd_sets(3, ptr(off), ptr(links), 3, 2, 60, 5, 3, 2, ptr(sizes), ptr(found)) == -2
+    with pytest.raises(ValueError, match="negative link"):
+        native.odd_sets([(0, -1)], 2, 60, 5)
 
 
 def test_a_search_deeper_than_the_stack_allows_gives_up() -> None:

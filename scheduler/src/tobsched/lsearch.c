@@ -1,5 +1,5 @@
 /* The scheduler's local searches, compiled: Tabucol and the DSatur branch and bound (coloring.py),
- * the ejection chains and PartialCol (greedy.py). Each function here makes exactly the moves, and
+ * the ejection chains and PartialCol (greedy.py), the odd-set cuts' separation (oddset.py). Each function here makes exactly the moves, and
  * draws exactly the random numbers, of the Python function it replaces: Python's Mersenne Twister
  * is reproduced (seeding, random(), randrange()), and every scan visits items in the Python
  * version's order. tests/test_native.py checks that draw for draw on random instances, so the
@@ -18,7 +18,7 @@ enum { LS_ENOMEM = -1, LS_EINPUT = -2 };
 /* Bumped with every change of a signature below: native.py refuses a library built from other
  * sources (a stale build in an editable install would otherwise be called with the wrong
  * arguments). */
-#define LS_ABI_VERSION 2
+#define LS_ABI_VERSION 3
 
 int ls_abi_version(void) { return LS_ABI_VERSION; }
 
@@ -743,5 +743,119 @@ out:
     free(cur_slot), free(s.cost), free(s.cell_cand), free(s.rows), free(s.tabu), free(s.blockers), free(evicted);
     free(changed);
     free(o.hold);
+    return rc;
+}
+
+/* ---- Odd-set cuts' separation (oddset.odd_set_search) ---- */
+
+/* Path j uses the links arcs[off[j] .. off[j + 1]), each in [0, num_arcs). Writes each odd link set
+ * found (sorted) to out_links, its size to out_size, at most cap_sets sets and cap_links links in
+ * all; returns the number of sets, or LS_EINPUT (also when the output would not fit). */
+int ls_odd_sets(int32_t npaths, const int32_t *off, const int32_t *arcs, int32_t num_arcs, int32_t slots,
+                int32_t steps, int32_t tenure, int32_t cap_sets, int32_t cap_links, int32_t *out_size,
+                int32_t *out_links) {
+    if (npaths < 0 || num_arcs < 0 || slots < 1 || steps < 0 || tenure < 0 || cap_sets < 0 || cap_links < 0 ||
+        off[0] != 0)
+        return LS_EINPUT;
+    for (int32_t j = 0; j < npaths; j++) {
+        if (off[j + 1] < off[j])
+            return LS_EINPUT;
+        for (int32_t e = off[j]; e < off[j + 1]; e++)
+            if (arcs[e] < 0 || arcs[e] >= num_arcs)
+                return LS_EINPUT;
+    }
+    int32_t total = off[npaths];
+    int32_t *load = calloc((size_t)num_arcs + 1, sizeof *load);
+    int32_t *pos = malloc(((size_t)num_arcs + 1) * sizeof *pos);
+    int32_t *useful = malloc(((size_t)num_arcs + 1) * sizeof *useful);
+    int32_t *on_off = calloc((size_t)num_arcs + 2, sizeof *on_off);
+    int32_t *on = malloc(((size_t)total + 1) * sizeof *on);
+    int32_t *count = malloc(((size_t)npaths + 1) * sizeof *count);
+    int32_t *tabu_until = malloc(((size_t)num_arcs + 1) * sizeof *tabu_until);
+    unsigned char *inside = malloc((size_t)num_arcs + 1);
+    int32_t *set = malloc(((size_t)num_arcs + 1) * sizeof *set);
+    int rc = LS_ENOMEM;
+    if (!load || !pos || !useful || !on_off || !on || !count || !tabu_until || !inside || !set)
+        goto out;
+    for (int32_t e = 0; e < total; e++)
+        load[arcs[e]]++;
+    int32_t nu = 0;
+    for (int32_t a = 0; a < num_arcs; a++) {
+        pos[a] = -1;
+        if (load[a] >= 2)
+            pos[a] = nu, useful[nu++] = a;
+    }
+    /* The paths on each useful link, ascending (one entry per use, as in Python). */
+    for (int32_t e = 0; e < total; e++)
+        if (pos[arcs[e]] >= 0)
+            on_off[pos[arcs[e]] + 1]++;
+    for (int32_t u = 0; u < nu; u++)
+        on_off[u + 1] += on_off[u];
+    {
+        int32_t *fill = tabu_until; /* scratch until the search starts */
+        memcpy(fill, on_off, (size_t)nu * sizeof *fill);
+        for (int32_t j = 0; j < npaths; j++)
+            for (int32_t e = off[j]; e < off[j + 1]; e++)
+                if (pos[arcs[e]] >= 0)
+                    on[fill[pos[arcs[e]]]++] = j;
+    }
+    int32_t found = 0, used = 0;
+    for (int32_t start = 0; start < nu; start++) {
+        memset(count, 0, (size_t)npaths * sizeof *count);
+        memset(inside, 0, (size_t)nu);
+        for (int32_t u = 0; u < nu; u++)
+            tabu_until[u] = -1;
+        inside[start] = 1;
+        int32_t size = 1;
+        for (int32_t i = on_off[start]; i < on_off[start + 1]; i++)
+            count[on[i]] = 1;
+        int64_t value = slots;
+        tabu_until[start] = tenure;
+        for (int32_t step = 0; step < steps; step++) {
+            int32_t best = -1;
+            int64_t best_delta = 0;
+            for (int32_t u = 0; u < nu; u++) {
+                if (tabu_until[u] >= step || (inside[u] && size == 1))
+                    continue;
+                int64_t delta = (inside[u] ? -1 : 1) * (int64_t)(slots - load[useful[u]]);
+                for (int32_t i = on_off[u]; i < on_off[u + 1]; i++)
+                    delta += (count[on[i]] & 1) ? -1 : 1;
+                if (best < 0 || delta < best_delta)
+                    best_delta = delta, best = u;
+            }
+            if (best < 0)
+                break;
+            int32_t step_in = !inside[best];
+            inside[best] = (unsigned char)step_in;
+            size += step_in ? 1 : -1;
+            for (int32_t i = on_off[best]; i < on_off[best + 1]; i++)
+                count[on[i]] += step_in ? 1 : -1;
+            value += best_delta;
+            tabu_until[best] = step + tenure;
+            if (size % 2 == 1 && value < slots) {
+                int32_t n = 0;
+                for (int32_t u = 0; u < nu; u++)
+                    if (inside[u])
+                        set[n++] = useful[u];
+                int dup = 0;
+                for (int32_t k = 0, at = 0; k < found && !dup; at += out_size[k], k++)
+                    dup = out_size[k] == n && memcmp(out_links + at, set, (size_t)n * sizeof *set) == 0;
+                if (!dup) {
+                    if (found >= cap_sets || used + n > cap_links) {
+                        rc = LS_EINPUT;
+                        goto out;
+                    }
+                    memcpy(out_links + used, set, (size_t)n * sizeof *set);
+                    out_size[found++] = n;
+                    used += n;
+                }
+                break;
+            }
+        }
+    }
+    rc = found;
+out:
+    free(load), free(pos), free(useful), free(on_off), free(on), free(count), free(tabu_until), free(inside);
+    free(set);
     return rc;
 }

@@ -1,6 +1,6 @@
 """The compiled local searches (lsearch.c), loaded with ctypes: Tabucol, the DSatur branch and bound,
-the ejection chains and PartialCol. Each makes the same moves and random draws as its Python
-version in coloring.py and greedy.py (tests/test_native.py checks it), 10-25x faster: in the
+the ejection chains, PartialCol and the odd-set cuts' separation. Each makes the same moves and random draws as its Python
+version in coloring.py, greedy.py and oddset.py (tests/test_native.py checks it), 10-25x faster: in the
 feasibility pump and the colourings of the hard instances, Python's local search was about 40% of
 the time (docs/scheduler.md "Compiled local search").
 
@@ -29,7 +29,7 @@ _PATHS_ARGS = [ctypes.c_int32] * 4 + [_I32] * 5
 
 
 # lsearch.c's LS_ABI_VERSION: the signatures declared below.
-ABI_VERSION = 2
+ABI_VERSION = 3
 
 
 def _load() -> tuple[Any, str]:
@@ -54,6 +54,7 @@ def _load() -> tuple[Any, str]:
     lib.ls_round_and_augment.argtypes = _PATHS_ARGS + [i32, _I32, _I32, i64, _I32, _I32]
     lib.ls_augment_all.argtypes = _PATHS_ARGS + [i64, _I32, _I32]
     lib.ls_partialcol.argtypes = _PATHS_ARGS + [i64, u64, ctypes.c_double, i32, _I32, _I32]
+    lib.ls_odd_sets.argtypes = [i32, _I32, _I32] + [i32] * 6 + [_I32, _I32]
     return lib, ""
 
 
@@ -181,3 +182,23 @@ def partialcol(p: Paths, slots: int, start: Sequence[Assignment], evaluations: i
     _check(LIB.ls_partialcol(*p.args(slots), evaluations, _seed(seed), alpha, random_span, _ptr(slot), _ptr(cand)),
            "partialcol")
     return _schedule(slot, cand)
+
+
+def odd_sets(paths: Sequence[Sequence[int]], slots: int, steps: int, tenure: int) -> list[tuple[int, ...]]:
+    off = np.zeros(len(paths) + 1, dtype=np.int32)
+    off[1:] = np.cumsum([len(p) for p in paths])
+    flat = np.fromiter((a for p in paths for a in p), dtype=np.int32, count=int(off[-1]))
+    if len(flat) and int(flat.min()) < 0:
+        raise ValueError("odd_sets: negative link id")
+    num_arcs = int(flat.max()) + 1 if len(flat) else 0
+    useful = int(np.count_nonzero(np.bincount(flat, minlength=num_arcs) >= 2)) if len(flat) else 0
+    sizes = np.zeros(max(1, useful), dtype=np.int32)
+    links = np.zeros(max(1, useful * useful), dtype=np.int32)
+    n = _check(LIB.ls_odd_sets(len(paths), _ptr(off), _ptr(flat), num_arcs, slots, steps, tenure, len(sizes),
+                               len(links), _ptr(sizes), _ptr(links)), "odd_sets")
+    out: list[tuple[int, ...]] = []
+    at = 0
+    for k in sizes[:n].tolist():
+        out.append(tuple(links[at:at + k].tolist()))
+        at += k
+    return out

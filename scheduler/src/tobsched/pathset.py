@@ -10,7 +10,8 @@ here, in milliseconds.
 When the colouring fails, the master's bound is usually the optimum and a schedule meeting it is
 what is missing. First other optima of the master (fewest hops, least congestion, fewest
 conflicts, fewest of the paths left uncoloured: an LP vertex each, OTHER_OPTIMA), coloured in
-turn. Then, in order (_pumps), each stopping as soon as the bound is met: a feasibility pump
+turn. Then odd-set cuts (oddset.py) as a test of the bound: where it is one above the optimum
+they often lower it (the next round then starts from the master with them). Then, in order (_pumps), each stopping as soon as the bound is met: a feasibility pump
 on the slot LP (pump.py) from the master's colouring; when that was the LP vertex's, the MIP's
 optimum of the master, coloured, and the pump from its colouring; CP-SAT deciding whether a schedule of the
 bound's size exists (cpsat.py; a proof that none does lowers the bound by one), within a budget
@@ -41,6 +42,7 @@ from tobsched.coloring import (
 )
 from tobsched.fixing import lp_fixing
 from tobsched.greedy import Assignment, greedy_assign, partialcol
+from tobsched.oddset import cut_bound, cut_coefficients, odd_set_search
 from tobsched.highs_model import LP_VERTEX_STATUS, MipResult, RowBuilder, SolveOptions, solve_max
 from tobsched.paths import Candidate, by_flow_and_arc
 from tobsched.progress import Notes
@@ -48,6 +50,8 @@ from tobsched.pump import feasibility_pump
 from tobsched.slot_ilp import schedule_of_size, solve_slot_ilp
 
 ROUNDS_MAX = 20
+# A cut of the master: sum over members of coef * x <= bound (every coefficient 1 when None).
+Cut = tuple[list[int], int, list[float] | None]
 # Iterations of the pump from the master's colouring and from the LP optimum.
 PUMP_WARM_ITERATIONS = 8
 PUMP_COLD_ITERATIONS = 8
@@ -67,6 +71,11 @@ WARM_POLISH_AFTER_DECIDE = True
 # colourable paths of rrg4/0 110/4 went to the pump instead (docs/scheduler.md).
 EXACT_FIRST_NODES = 10_000
 LP_FIRST = True
+# Odd-set cuts (oddset.py) as a test of the bound once the other optima have failed: rounds of
+# separation, each followed by the master again, at most this many; 0: no test. On the 151 small
+# instances that reach this step (topologies 0-5, medians of 3): 3820 -> 3594 ms in sum, rrg3/1
+# 110/3 S/PR 328 -> 52 ms (its bound 55 drops to the optimum 54 without CP-SAT); docs/scheduler.md.
+ODD_SET_ROUNDS = 5
 # When the LP vertex's paths cannot be coloured (nor the other optima below), the warm pump starts
 # from the vertex's colouring and the MIP's optimum comes after it, with a second warm pump from
 # its colouring; False: the MIP first, one warm pump from its colouring. Measured on 151 small
@@ -98,7 +107,7 @@ class Deadline:
         return max(0.0, self.end - time.perf_counter())
 
 
-def _master_rows(cands: list[Candidate], slots: int, cuts: list[tuple[list[int], int]]) -> RowBuilder:
+def _master_rows(cands: list[Candidate], slots: int, cuts: list[Cut]) -> RowBuilder:
     """At most one candidate per flow, at most `slots` chosen paths per directed link, the cuts."""
     rows = RowBuilder()
     by_flow, by_arc = by_flow_and_arc(cands)
@@ -108,8 +117,8 @@ def _master_rows(cands: list[Candidate], slots: int, cuts: list[tuple[list[int],
     for members in by_arc:
         if len({cands[ci].flow for ci in members}) > slots:
             rows.add(members, -np.inf, float(slots))
-    for members, bound in cuts:
-        rows.add(members, -np.inf, float(bound))
+    for members, bound, coefs in cuts:
+        rows.add(members, -np.inf, float(bound), coefs)
     return rows
 
 
@@ -140,7 +149,7 @@ def _master(
     num_flows: int,
     cands: list[Candidate],
     slots: int,
-    cuts: list[tuple[list[int], int]],
+    cuts: list[Cut],
     opts: SolveOptions,
     start: list[Assignment],
     lp_first: bool = False,
@@ -154,7 +163,7 @@ def _master(
 
 
 def _mip_optimum(
-    num_flows: int, cands: list[Candidate], slots: int, cuts: list[tuple[list[int], int]], opts: SolveOptions,
+    num_flows: int, cands: list[Candidate], slots: int, cuts: list[Cut], opts: SolveOptions,
     start: list[Assignment], chosen: list[int], bound: int,
 ) -> tuple[MipResult, list[int]] | None:
     """The master's optimum by HiGHS's MIP and its candidates, when it is another one than
@@ -186,7 +195,7 @@ def _path_weights(objective: str, cands: list[Candidate], away: set[int]) -> np.
 
 
 def _other_optimum(
-    cands: list[Candidate], slots: int, cuts: list[tuple[list[int], int]], upper: int, weights: np.ndarray,
+    cands: list[Candidate], slots: int, cuts: list[Cut], upper: int, weights: np.ndarray,
     opts: SolveOptions,
 ) -> list[int] | None:
     """The candidates of a master solution with `upper` paths of least total weight, when the
@@ -201,7 +210,7 @@ def _other_optimum(
 
 
 def _coloured_other_optimum(
-    num_flows: int, cands: list[Candidate], slots: int, cuts: list[tuple[list[int], int]], upper: int,
+    num_flows: int, cands: list[Candidate], slots: int, cuts: list[Cut], upper: int,
     away: set[int], deadline: Deadline, opts: SolveOptions, notes: list[str],
 ) -> list[Assignment] | None:
     """OTHER_OPTIMA in turn: the schedule of the first whose paths colour completely (`upper`
@@ -289,10 +298,13 @@ def solve_pathsets(
     best: list[Assignment] = [None] * num_flows
     best_count = 0
     greedy_done = False
-    cuts: list[tuple[list[int], int]] = []
+    cuts: list[Cut] = []
     upper: int | None = None
     pumped_target: int | None = None
     other_target: int | None = None  # the bound OTHER_OPTIMA were tried for
+    odd_tested: int | None = None  # the bound the odd-set cuts were tried on
+    odd_last = False  # the last round only lowered the bound by odd-set cuts
+    cand_arcs = [c.arcs for c in cands]
 
     def sub(limit_share: float = 1.0) -> SolveOptions:
         return replace(opts, time_limit_s=deadline.left() * limit_share)
@@ -314,8 +326,39 @@ def solve_pathsets(
                      f"{'found' if exists else 'none' if exists is False else 'undecided'}")
         if exists is False:
             upper -= 1
-            cuts.append((list(range(len(cands))), upper))
+            cuts.append((list(range(len(cands))), upper, None))
         return exists, got
+
+    def odd_test(chosen: list[int], bound: int) -> tuple[bool, list[Assignment] | None]:
+        """Odd-set cuts as a test of the bound: cuts violated by `chosen`, the master again with
+        them, as long as new ones are found. (True, None) when the bound dropped (the cuts are
+        kept), (False, a schedule of `bound` flows) when an answer on the way colours, else
+        (False, None): the cuts are dropped, and the steps after this one go on from the answer
+        they had (kept, the cuts made later steps slower: docs/scheduler.md "Odd-set cuts")."""
+        trial: list[Cut] = []
+        current = chosen
+        for _ in range(ODD_SET_ROUNDS):
+            sets = odd_set_search([cands[ci].arcs for ci in current], slots)
+            if not sets:
+                break
+            for links in sets:
+                members, coefs = cut_coefficients(cand_arcs, links)
+                trial.append((members, cut_bound(links, slots), coefs))
+            res = _master(num_flows, cands, slots, cuts + trial, sub(), best, lp_first=True)
+            if res.x is None:
+                break
+            if math.floor(res.dual_bound + 1e-6) < bound:
+                cuts.extend(trial)
+                notes.append(f"odd-set cuts: {len(trial)}, bound {bound} -> {math.floor(res.dual_bound + 1e-6)}")
+                return True, None
+            current = [int(ci) for ci in np.flatnonzero(res.x > 0.5)]
+            colour, _ = colour_paths(conflict_graph([cands[ci].arcs for ci in current]), slots, short_tabu=True)
+            if all(c is not None for c in colour) and len(current) >= bound:
+                notes.append(f"odd-set cuts: {len(trial)}, an answer of the master with them coloured")
+                return False, _coloured(num_flows, cands, current, colour)
+        if trial:
+            notes.append(f"odd-set cuts: {len(trial)}, bound {bound} stays")
+        return False, None
 
     for rnd in range(ROUNDS_MAX):
         if deadline.left() <= 0:
@@ -323,7 +366,7 @@ def solve_pathsets(
         # The first master's LP optimum first: a simplex vertex, integral on 466 of the
         # benchmark's 480 small instances, in about 1 ms where the MIP takes about 6. When its
         # paths cannot be coloured, other optima (OTHER_OPTIMA), then the MIP's, are the next tries.
-        res = _master(num_flows, cands, slots, cuts, sub(), best, lp_first=rnd == 0 and LP_FIRST)
+        res = _master(num_flows, cands, slots, cuts, sub(), best, lp_first=(rnd == 0 or odd_last) and LP_FIRST)
         if res.x is None:
             break
         bound = math.floor(res.dual_bound + 1e-6)
@@ -338,12 +381,22 @@ def solve_pathsets(
         lowered = False  # CP-SAT proved the bound one too high in this round
         colour, hard = colour_paths(adj, slots, short_tabu=vertex)
         failed = [v for v, c in enumerate(colour) if c is None]
+        odd_last = False
         if failed and other_target != upper and OTHER_OPTIMA:
             other_target = upper
             got = _coloured_other_optimum(num_flows, cands, slots, cuts, upper, {chosen[v] for v in failed},
                                           deadline, opts, notes)
             if got is not None:
                 return got, True, upper, notes  # `upper` flows, and `upper` bounds every schedule
+        if failed and ODD_SET_ROUNDS and odd_tested != upper:
+            # Odd-set cuts as a test of the bound (oddset.py): where it is one above the optimum,
+            # they often close it, much cheaper than the pumps failing and CP-SAT's proof.
+            odd_tested = upper
+            odd_last, got = odd_test(chosen, upper)
+            if odd_last:
+                continue
+            if got is not None:
+                return got, True, upper, notes
         # The MIP's optimum of the master, the try after the other optima when the LP vertex's
         # paths cannot be coloured: after the warm pump from the vertex's colouring ("mip" in
         # _pumps), or here.
@@ -450,12 +503,12 @@ def solve_pathsets(
             # clique cuts (cheap), then a non-colourable core, then a longer exact search.
             cliques = _cliques_over(adj, members, slots + 1)
             if cliques:
-                cuts.extend(([chosen[v] for v in c], slots) for c in cliques)
+                cuts.extend(([chosen[v] for v in c], slots, None) for c in cliques)
                 cut_added = True
                 continue
             core = non_colourable_core(adj, members, slots)
             if core is not None:
-                cuts.append(([chosen[v] for v in core], len(core) - 1))
+                cuts.append(([chosen[v] for v in core], len(core) - 1, None))
                 cut_added = True
                 continue
             if exact_answer is False:
@@ -497,7 +550,7 @@ def solve_pathsets(
         sub(),
         start=best,
         upper_bound=upper,
-        clique_cuts=[m for m, b in cuts if b == slots],
+        clique_cuts=[m for m, b, coefs in cuts if b == slots and coefs is None],
     )
     if r.x is not None and sum(a is not None for a in got) > best_count:
         best, best_count = got, sum(a is not None for a in got)
