@@ -202,8 +202,23 @@ def test_malformed_arrays_and_arguments_are_refused() -> None:
     assert native.LIB.ls_odd_sets(3, ptr(off), ptr(links), 2, 2, 60, 5, 3, 9, ptr(sizes), ptr(found)) == -2
     assert native.LIB.ls_odd_sets(3, ptr(i32(0, 2, 1, 6)), ptr(links), 3, 2, 60, 5, 3, 9, ptr(sizes), ptr(found)) == -2
     assert native.LIB.ls_odd_sets(3, ptr(off), ptr(links), 3, 2, 60, 5, 3, 2, ptr(sizes), ptr(found)) == -2
-    with pytest.raises(ValueError, match="negative link"):
-        native.odd_sets([(0, -1)], 2, 60, 5)
+    assert native.LIB.ls_odd_sets(3, ptr(off), ptr(links), 3, 2, 60, 5, 3, 9, ptr(sizes), ptr(found)) == 1
+
+
+def test_odd_set_search_takes_any_link_ids_and_extreme_arguments(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Link ids are made dense before the compiled search (negative ones, ones past 2**31, far apart:
+    # scratch memory does not grow with them); a tenure past any step; a helper's fuzzing found the
+    # C's step + tenure overflowing at INT32_MAX.
+    tri = [(0, 1), (1, 2), (2, 0)]
+    for base in (-7, 10**6, 2**40):
+        paths = [tuple(base + a for a in p) for p in tri]
+        assert oddset.odd_set_search(paths, 2) == [tuple(sorted({base + a for p in tri for a in p}))]
+    paths = [(14, 7), (10, 2), (14, 7), (10, 0), (0, 2)]
+    for tenure in (2**31 - 1, 2**40):
+        got = oddset.odd_set_search(paths, 2, 4, tenure)
+        assert got == _python(monkeypatch, oddset.odd_set_search, paths, 2, 4, tenure) == [(0, 2, 10), (0, 2, 7, 10, 14)]
+    with pytest.raises(ValueError, match="bad odd-set search"):
+        oddset.odd_set_search(paths, 2**31, 4, 1)
 
 
 def test_a_search_deeper_than_the_stack_allows_gives_up() -> None:

@@ -748,9 +748,11 @@ out:
 
 /* ---- Odd-set cuts' separation (oddset.odd_set_search) ---- */
 
-/* Path j uses the links arcs[off[j] .. off[j + 1]), each in [0, num_arcs). Writes each odd link set
- * found (sorted) to out_links, its size to out_size, at most cap_sets sets and cap_links links in
- * all; returns the number of sets, or LS_EINPUT (also when the output would not fit). */
+/* Path j uses the links arcs[off[j] .. off[j + 1]), each in [0, num_arcs) (dense ids: scratch is
+ * O(num_arcs)). Writes each odd link set found (sorted) to out_links, its size to out_size, at
+ * most cap_sets sets and cap_links links in all; returns the number of sets, or LS_EINPUT (also
+ * when the output would not fit). Each start link gives at most one set, of at most
+ * min(links with load >= 2, steps + 1) links. */
 int ls_odd_sets(int32_t npaths, const int32_t *off, const int32_t *arcs, int32_t num_arcs, int32_t slots,
                 int32_t steps, int32_t tenure, int32_t cap_sets, int32_t cap_links, int32_t *out_size,
                 int32_t *out_links) {
@@ -771,7 +773,7 @@ int ls_odd_sets(int32_t npaths, const int32_t *off, const int32_t *arcs, int32_t
     int32_t *on_off = calloc((size_t)num_arcs + 2, sizeof *on_off);
     int32_t *on = malloc(((size_t)total + 1) * sizeof *on);
     int32_t *count = malloc(((size_t)npaths + 1) * sizeof *count);
-    int32_t *tabu_until = malloc(((size_t)num_arcs + 1) * sizeof *tabu_until);
+    int64_t *tabu_until = malloc(((size_t)num_arcs + 1) * sizeof *tabu_until);
     unsigned char *inside = malloc((size_t)num_arcs + 1);
     int32_t *set = malloc(((size_t)num_arcs + 1) * sizeof *set);
     int rc = LS_ENOMEM;
@@ -792,7 +794,7 @@ int ls_odd_sets(int32_t npaths, const int32_t *off, const int32_t *arcs, int32_t
     for (int32_t u = 0; u < nu; u++)
         on_off[u + 1] += on_off[u];
     {
-        int32_t *fill = tabu_until; /* scratch until the search starts */
+        int32_t *fill = set; /* scratch until the search starts */
         memcpy(fill, on_off, (size_t)nu * sizeof *fill);
         for (int32_t j = 0; j < npaths; j++)
             for (int32_t e = off[j]; e < off[j + 1]; e++)
@@ -831,7 +833,7 @@ int ls_odd_sets(int32_t npaths, const int32_t *off, const int32_t *arcs, int32_t
             for (int32_t i = on_off[best]; i < on_off[best + 1]; i++)
                 count[on[i]] += step_in ? 1 : -1;
             value += best_delta;
-            tabu_until[best] = step + tenure;
+            tabu_until[best] = (int64_t)step + tenure;
             if (size % 2 == 1 && value < slots) {
                 int32_t n = 0;
                 for (int32_t u = 0; u < nu; u++)
@@ -841,7 +843,7 @@ int ls_odd_sets(int32_t npaths, const int32_t *off, const int32_t *arcs, int32_t
                 for (int32_t k = 0, at = 0; k < found && !dup; at += out_size[k], k++)
                     dup = out_size[k] == n && memcmp(out_links + at, set, (size_t)n * sizeof *set) == 0;
                 if (!dup) {
-                    if (found >= cap_sets || used + n > cap_links) {
+                    if (found >= cap_sets || n > cap_links - used) {
                         rc = LS_EINPUT;
                         goto out;
                     }

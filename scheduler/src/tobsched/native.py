@@ -185,20 +185,24 @@ def partialcol(p: Paths, slots: int, start: Sequence[Assignment], evaluations: i
 
 
 def odd_sets(paths: Sequence[Sequence[int]], slots: int, steps: int, tenure: int) -> list[tuple[int, ...]]:
+    """oddset.odd_set_search compiled. Link ids are made dense first (in ascending order, so the
+    search visits them in the same order), the sets found mapped back."""
     off = np.zeros(len(paths) + 1, dtype=np.int32)
     off[1:] = np.cumsum([len(p) for p in paths])
-    flat = np.fromiter((a for p in paths for a in p), dtype=np.int32, count=int(off[-1]))
-    if len(flat) and int(flat.min()) < 0:
-        raise ValueError("odd_sets: negative link id")
-    num_arcs = int(flat.max()) + 1 if len(flat) else 0
-    useful = int(np.count_nonzero(np.bincount(flat, minlength=num_arcs) >= 2)) if len(flat) else 0
+    ids = np.fromiter((a for p in paths for a in p), dtype=np.int64, count=int(off[-1]))
+    names, dense = np.unique(ids, return_inverse=True)
+    flat = dense.astype(np.int32)
+    useful = int(np.count_nonzero(np.bincount(flat, minlength=len(names)) >= 2)) if len(flat) else 0
+    per_set = min(useful, steps + 1)
+    if useful * per_set >= 1 << 31:
+        raise ValueError(f"odd_sets: {useful} links with two or more paths: too many")
     sizes = np.zeros(max(1, useful), dtype=np.int32)
-    links = np.zeros(max(1, useful * useful), dtype=np.int32)
-    n = _check(LIB.ls_odd_sets(len(paths), _ptr(off), _ptr(flat), num_arcs, slots, steps, tenure, len(sizes),
-                               len(links), _ptr(sizes), _ptr(links)), "odd_sets")
+    links = np.zeros(max(1, useful * per_set), dtype=np.int32)
+    n = _check(LIB.ls_odd_sets(len(paths), _ptr(off), _ptr(flat), len(names), slots, min(steps, 2**31 - 1),
+                               min(tenure, 2**31 - 1), len(sizes), len(links), _ptr(sizes), _ptr(links)), "odd_sets")
     out: list[tuple[int, ...]] = []
     at = 0
     for k in sizes[:n].tolist():
-        out.append(tuple(links[at:at + k].tolist()))
+        out.append(tuple(int(names[j]) for j in links[at:at + k]))
         at += k
     return out

@@ -35,7 +35,7 @@ def odd_set_search(paths: Sequence[Sequence[int]], slots: int, steps: int = STEP
                    tenure: int = TENURE) -> list[tuple[int, ...]]:
     """The odd link sets whose cut the chosen `paths` (each its directed links, distinct) violate,
     each sorted, in the order found, without repeats."""
-    if slots < 1 or steps < 0 or tenure < 0:
+    if not 1 <= slots < 2**31 or steps < 0 or tenure < 0:
         raise ValueError(f"bad odd-set search: slots {slots}, steps {steps}, tenure {tenure}")
     if native.LIB is not None:
         return native.odd_sets(paths, slots, steps, tenure)
