@@ -11,8 +11,9 @@ When the colouring fails, the master's bound is usually the optimum and a schedu
 what is missing. First other optima of the master (fewest hops, least congestion, fewest
 conflicts, fewest of the paths left uncoloured: an LP vertex each, OTHER_OPTIMA), coloured in
 turn. Then odd-set cuts (oddset.py) as a test of the bound: where it is one above the optimum
-they often lower it (the next round then starts from the master with them). Then, in order (_pumps), each stopping as soon as the bound is met: a feasibility pump
-on the slot LP (pump.py) from the master's colouring; when that was the LP vertex's, the MIP's
+they often lower it (the next round then starts from the master with them). Then, in order
+(_pumps), each stopping as soon as the bound is met: a feasibility pump on the slot LP (pump.py)
+from the master's colouring; when that was the LP vertex's, the MIP's
 optimum of the master, coloured, and the pump from its colouring; CP-SAT deciding whether a schedule of the
 bound's size exists (cpsat.py; a proof that none does lowers the bound by one), within a budget
 of deterministic time, told what the master LP's duals fix for that size (fixing.py); the same
@@ -42,8 +43,8 @@ from tobsched.coloring import (
 )
 from tobsched.fixing import lp_fixing
 from tobsched.greedy import Assignment, greedy_assign, partialcol
-from tobsched.oddset import cut_bound, cut_coefficients, odd_set_search
 from tobsched.highs_model import LP_VERTEX_STATUS, MipResult, RowBuilder, SolveOptions, solve_max
+from tobsched.oddset import cut_bound, cut_coefficients, odd_set_search
 from tobsched.paths import Candidate, by_flow_and_arc
 from tobsched.progress import Notes
 from tobsched.pump import feasibility_pump
