@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Mod-4 cuts for the slot-free master (issue 23, an experiment: not in the solver yet).
+"""Mod-4 cuts for the slot-free master (issue 23): the separation (tobsched.oddset.mod4_cuts) round
+by round, with the master's bound after each.
 
 Odd-set cuts (tobsched/oddset.py) are the Chvatal-Gomory cuts of one slot's link rows with
 multipliers 1/2. With multipliers k_a / 4 (k_a in 0..3) the same argument gives, for every
@@ -36,7 +37,8 @@ in place of the cuts is an integral LP vertex in 3 ms. So a solver step costs th
 (17-66 ms in this Python on the benchmark's 3-slot instances at 110 flows, nothing found or not)
 plus an LP of 6-40 ms: too much for the instances at the 50 ms floor (rrg4/1 110/3 S/PR takes
 41 ms) and for rrg4/0 110/3 S/FR after its first warm pump (157 ms against 178) unless compiled
-(docs/scheduler.md "Odd-set cuts").
+(docs/scheduler.md "Odd-set cuts"). The solver (pathset.MOD4_SHORT) therefore runs it only
+where the warm pumps end two or more flows below the bound, just before CP-SAT's decision.
 """
 
 from __future__ import annotations
@@ -46,109 +48,16 @@ import math
 import os
 import sys
 import time
-from collections.abc import Sequence
 
 import numpy as np
 
 from tobsched import pathset
 from tobsched.highs_model import SolveOptions
+from tobsched.oddset import mod4_cuts, mod4_row
 from tobsched.paths import candidates
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cpsat_decide import _net  # noqa: E402
-
-
-def _parity(x: int) -> int:
-    return bin(x).count("1") & 1
-
-
-def _eliminate(rows: list[int]) -> tuple[list[tuple[int, int, int]], list[int]]:
-    """GF(2) elimination of bitmask rows: pivots (leading bit, row, combination of input rows)
-    and the dependencies (combinations of input rows that add up to zero)."""
-    pivots: list[tuple[int, int, int]] = []
-    deps: list[int] = []
-    for i, r in enumerate(rows):
-        combo = 1 << i
-        for lead, m, c in pivots:
-            if r >> lead & 1:
-                r ^= m
-                combo ^= c
-        if r == 0:
-            deps.append(combo)
-        else:
-            pivots.append((r.bit_length() - 1, r, combo))
-    return pivots, deps
-
-
-def _solve(pivots: list[tuple[int, int, int]], rhs: int) -> int:
-    """A solution x of the (consistent) system whose right-hand sides are the bits of rhs."""
-    x = 0
-    for lead, m, c in sorted(pivots):
-        if _parity(c & rhs) ^ _parity(m & ~(1 << lead) & x):
-            x |= 1 << lead
-    return x
-
-
-def mod4_cuts(paths: Sequence[Sequence[int]], slots: int) -> list[dict[int, int]]:
-    """Multipliers k (link -> 1..3) of mod-4 cuts that the chosen `paths` violate."""
-    load: dict[int, int] = {}
-    for p in paths:
-        for a in p:
-            load[a] = load.get(a, 0) + 1
-    sat = sorted(a for a, n in load.items() if n == slots)
-    index = {a: i for i, a in enumerate(sat)}
-    n = len(paths)
-    rows = [sum(1 << index[a] for a in p if a in index) for p in paths] + [(1 << len(sat)) - 1]
-    pivots, deps = _eliminate(rows)
-    syn = [0] * (n + 1)
-    for j, h in enumerate(deps):
-        for i in range(n + 1):
-            if h >> i & 1:
-                syn[i] |= 1 << j
-    by_syn: dict[int, list[int]] = {}
-    for r in range(n):
-        by_syn.setdefault(syn[r], []).append(r)
-    target = syn[n]
-    odd_sets: list[tuple[int, ...]] = [(p,) for p in range(n) if syn[p] == target]
-    for p in range(n):
-        for q in range(p + 1, n):
-            odd_sets.extend((p, q, r) for r in by_syn.get(target ^ syn[p] ^ syn[q], []) if r > q)
-    found: list[dict[int, int]] = []
-    seen: set[frozenset[int]] = set()
-    for odd in odd_sets:
-        x0 = _solve(pivots, sum(1 << p for p in odd) | 1 << n)
-        s0 = frozenset(sat[i] for i in range(len(sat)) if x0 >> i & 1)
-        if not s0 or s0 in seen:
-            continue
-        seen.add(s0)
-        rhs = 0
-        for i, p in enumerate(paths):
-            c0 = sum(1 for a in p if a in s0)
-            if (c0 // 2 if c0 % 2 == 0 else (1 - c0) // 2) % 2:
-                rhs |= 1 << i
-        if ((3 - len(s0)) // 2) % 2:
-            rhs |= 1 << n
-        s = 0
-        for i in range(n + 1):
-            if rhs >> i & 1:
-                s ^= syn[i]
-        give_up: tuple[int, ...] | None = () if s == 0 else None
-        if give_up is None and s in by_syn:
-            give_up = (by_syn[s][0],)
-        if give_up is None:
-            give_up = next(((j, by_syn[s ^ syn[j]][0]) for j in range(n) if s ^ syn[j] in by_syn), None)
-        if give_up is None:
-            continue
-        for j in give_up:
-            rhs ^= 1 << j
-        x1 = _solve(pivots, rhs)
-        k = {a: v for i, a in enumerate(sat) if (v := (1 if a in s0 else 0) + 2 * (x1 >> i & 1))}
-        weighted = [sum(k.get(a, 0) for a in p) for p in paths]
-        total = sum(k.values())
-        value = sum(v * (slots - load[a]) for a, v in k.items()) + sum(w % 4 for w in weighted) - slots * (total % 4)
-        if value < 0:
-            found.append(k)
-    return found
 
 
 def main() -> int:
@@ -172,10 +81,7 @@ def main() -> int:
                   f"{len(found)} violated mod-4 cuts found in {ms:.0f} ms", flush=True)
             if not found:
                 break
-            for k in found:
-                members = [ci for ci, a in enumerate(arcs) if sum(k.get(x, 0) for x in a) >= 4]
-                coefs = [float(sum(k.get(x, 0) for x in arcs[ci]) // 4) for ci in members]
-                cuts.append((members, slots * (sum(k.values()) // 4), coefs))
+            cuts.extend(mod4_row(arcs, k, slots) for k in found)
     return 0
 
 

@@ -277,9 +277,8 @@ LP_VERTEX_STATUS = "Optimal (integral LP vertex)"
 INTEGRAL_TOL = 1e-9
 
 
-def _integral_lp_vertex(lp: Any, opts: SolveOptions, t0: float) -> MipResult | None:
-    """The LP relaxation's optimal vertex as a MIP result when it is integral where the model asks
-    for integers, else None. The model is solved as an LP (integrality dropped) by simplex."""
+def _simplex(lp: Any, opts: SolveOptions) -> Any:
+    """The LP relaxation of `lp` (integrality dropped) solved by simplex: the Highs object."""
     kinds = list(lp.integrality_)
     lp.integrality_ = []
     try:
@@ -293,6 +292,23 @@ def _integral_lp_vertex(lp: Any, opts: SolveOptions, t0: float) -> MipResult | N
         h.run()
     finally:
         lp.integrality_ = kinds
+    return h
+
+
+def lp_value(cost: FloatArray, rows: RowBuilder, opts: SolveOptions) -> float | None:
+    """The optimum of the LP relaxation of max cost.x over 0 <= x <= 1 and rows (None when it is
+    not solved to optimality within the time limit): an upper bound on the MIP's."""
+    h = _simplex(highs_lp(cost, rows), opts)
+    if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+        return None
+    return float(h.getInfo().objective_function_value)
+
+
+def _integral_lp_vertex(lp: Any, opts: SolveOptions, t0: float) -> MipResult | None:
+    """The LP relaxation's optimal vertex as a MIP result when it is integral where the model asks
+    for integers, else None. The model is solved as an LP (integrality dropped) by simplex."""
+    kinds = list(lp.integrality_)
+    h = _simplex(lp, opts)
     if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
         return None
     x = np.asarray(h.getSolution().col_value, dtype=np.float64)

@@ -105,3 +105,120 @@ def cut_coefficients(cand_arcs: Sequence[Sequence[int]], links: Sequence[int]) -
 
 def cut_bound(links: Sequence[int], slots: int) -> int:
     return slots * (len(links) // 2)
+
+
+# ---- Mod-4 cuts: multipliers k_a / 4, k_a in 0..3 (odd sets are the k_a = 2 ones) ----
+#
+# Every schedule obeys sum over its paths p of floor(K_p / 4) <= T floor(sum_a k_a / 4), with
+# K_p = sum over p's links of k_a (the same argument per slot, divided by 4 instead of 2). A master
+# answer violates it exactly when sum_a k_a (T - load_a) + sum_p (K_p mod 4) - T (sum_a k_a mod 4)
+# < 0. mod4_cuts finds such k over the answer's saturated links with GF(2) algebra: k = k0 + 2 k1;
+# the syndromes of the path-link incidence (plus an all-ones row) say which sets D of one or three
+# paths can be the only ones meeting S0 = {k0 = 1} oddly (in O(paths^2)), each D gives S0, and the
+# same syndromes give k1 with at most two paths' sums left at 2 mod 4. pathset.py uses them only
+# as a proof: the master's LP with all of them, when its value is below the bound, lowers it.
+
+
+def _parity(x: int) -> int:
+    return bin(x).count("1") & 1
+
+
+def _eliminate(rows: list[int]) -> tuple[list[tuple[int, int, int]], list[int]]:
+    """GF(2) elimination of bitmask rows: pivots (leading bit, row, combination of input rows)
+    and the dependencies (combinations of input rows that add up to zero)."""
+    pivots: list[tuple[int, int, int]] = []
+    deps: list[int] = []
+    for i, r in enumerate(rows):
+        combo = 1 << i
+        for lead, m, c in pivots:
+            if r >> lead & 1:
+                r ^= m
+                combo ^= c
+        if r == 0:
+            deps.append(combo)
+        else:
+            pivots.append((r.bit_length() - 1, r, combo))
+    return pivots, deps
+
+
+def _solve(pivots: list[tuple[int, int, int]], rhs: int) -> int:
+    """A solution x of the (consistent) system whose right-hand sides are the bits of rhs."""
+    x = 0
+    for lead, m, c in sorted(pivots):
+        if _parity(c & rhs) ^ _parity(m & ~(1 << lead) & x):
+            x |= 1 << lead
+    return x
+
+
+def mod4_cuts(paths: Sequence[Sequence[int]], slots: int) -> list[dict[int, int]]:
+    """Multipliers k (link -> 1..3) of mod-4 cuts that the chosen `paths` violate."""
+    load: dict[int, int] = {}
+    for p in paths:
+        for a in p:
+            load[a] = load.get(a, 0) + 1
+    sat = sorted(a for a, n in load.items() if n == slots)
+    index = {a: i for i, a in enumerate(sat)}
+    n = len(paths)
+    rows = [sum(1 << index[a] for a in p if a in index) for p in paths] + [(1 << len(sat)) - 1]
+    pivots, deps = _eliminate(rows)
+    syn = [0] * (n + 1)
+    for j, h in enumerate(deps):
+        for i in range(n + 1):
+            if h >> i & 1:
+                syn[i] |= 1 << j
+    by_syn: dict[int, list[int]] = {}
+    for r in range(n):
+        by_syn.setdefault(syn[r], []).append(r)
+    target = syn[n]
+    odd_sets: list[tuple[int, ...]] = [(p,) for p in range(n) if syn[p] == target]
+    for p in range(n):
+        for q in range(p + 1, n):
+            odd_sets.extend((p, q, r) for r in by_syn.get(target ^ syn[p] ^ syn[q], []) if r > q)
+    found: list[dict[int, int]] = []
+    seen: set[frozenset[int]] = set()
+    for odd in odd_sets:
+        x0 = _solve(pivots, sum(1 << p for p in odd) | 1 << n)
+        s0 = frozenset(sat[i] for i in range(len(sat)) if x0 >> i & 1)
+        if not s0 or s0 in seen:
+            continue
+        seen.add(s0)
+        rhs = 0
+        for i, p in enumerate(paths):
+            c0 = sum(1 for a in p if a in s0)
+            if (c0 // 2 if c0 % 2 == 0 else (1 - c0) // 2) % 2:
+                rhs |= 1 << i
+        if ((3 - len(s0)) // 2) % 2:
+            rhs |= 1 << n
+        s = 0
+        for i in range(n + 1):
+            if rhs >> i & 1:
+                s ^= syn[i]
+        give_up: tuple[int, ...] | None = () if s == 0 else None
+        if give_up is None and s in by_syn:
+            give_up = (by_syn[s][0],)
+        if give_up is None:
+            give_up = next(((j, by_syn[s ^ syn[j]][0]) for j in range(n) if s ^ syn[j] in by_syn), None)
+        if give_up is None:
+            continue
+        for j in give_up:
+            rhs ^= 1 << j
+        x1 = _solve(pivots, rhs)
+        k = {a: v for i, a in enumerate(sat) if (v := (1 if a in s0 else 0) + 2 * (x1 >> i & 1))}
+        weighted = [sum(k.get(a, 0) for a in p) for p in paths]
+        total = sum(k.values())
+        value = sum(v * (slots - load[a]) for a, v in k.items()) + sum(w % 4 for w in weighted) - slots * (total % 4)
+        if value < 0:
+            found.append(k)
+    return found
+
+
+def mod4_row(cand_arcs: Sequence[Sequence[int]], k: dict[int, int], slots: int) -> tuple[list[int], int, list[float]]:
+    """The master row of the mod-4 cut with multipliers k: candidates, bound, coefficients."""
+    members: list[int] = []
+    coefs: list[float] = []
+    for ci, arcs in enumerate(cand_arcs):
+        w = sum(k.get(a, 0) for a in arcs) // 4
+        if w:
+            members.append(ci)
+            coefs.append(float(w))
+    return members, slots * (sum(k.values()) // 4), coefs

@@ -14,7 +14,9 @@ turn. Then odd-set cuts (oddset.py) as a test of the bound: where it is one abov
 they often lower it (the next round then starts from the master with them). Then, in order
 (_pumps), each stopping as soon as the bound is met: a feasibility pump on the slot LP (pump.py)
 from the master's colouring; when that was the LP vertex's, the MIP's
-optimum of the master, coloured, and the pump from its colouring; CP-SAT deciding whether a schedule of the
+optimum of the master, coloured, and the pump from its colouring; when the pumps' best is two or
+more short of the bound, mod-4 cuts (oddset.py) as a proof that it is too high; CP-SAT deciding
+whether a schedule of the
 bound's size exists (cpsat.py; a proof that none does lowers the bound by one), within a budget
 of deterministic time, told what the master LP's duals fix for that size (fixing.py); the same
 pump from the LP optimum, then again with another seed; greedy; the slot MIP of HiGHS deciding
@@ -43,8 +45,8 @@ from tobsched.coloring import (
 )
 from tobsched.fixing import lp_fixing
 from tobsched.greedy import Assignment, greedy_assign, partialcol
-from tobsched.highs_model import LP_VERTEX_STATUS, MipResult, RowBuilder, SolveOptions, solve_max
-from tobsched.oddset import cut_bound, cut_coefficients, odd_set_search
+from tobsched.highs_model import LP_VERTEX_STATUS, MipResult, RowBuilder, SolveOptions, lp_value, solve_max
+from tobsched.oddset import cut_bound, cut_coefficients, mod4_cuts, mod4_row, odd_set_search
 from tobsched.paths import Candidate, by_flow_and_arc
 from tobsched.progress import Notes
 from tobsched.pump import feasibility_pump
@@ -77,6 +79,12 @@ LP_FIRST = True
 # instances that reach this step (topologies 0-5, medians of 3): 3820 -> 3594 ms in sum, rrg3/1
 # 110/3 S/PR 328 -> 52 ms (its bound 55 drops to the optimum 54 without CP-SAT); docs/scheduler.md.
 ODD_SET_ROUNDS = 5
+# Mod-4 cuts (oddset.mod4_cuts) as a proof that the bound is too high, before CP-SAT's decision,
+# when the warm pumps' best is this many flows or more below the bound (0: never): the master's
+# LP with all the cuts one separation finds, when below the bound, lowers it. rrg3/0 90/3 S/PR
+# (pumps 52 of 54, bound one above the optimum): CP-SAT's proof (about 230 ms) replaced by 30-40
+# ms; the separation is Python, 15-70 ms, so it runs only there (docs/scheduler.md "Odd-set cuts").
+MOD4_SHORT = 2
 # When the LP vertex's paths cannot be coloured (nor the other optima below), the warm pump starts
 # from the vertex's colouring and the MIP's optimum comes after it, with a second warm pump from
 # its colouring; False: the MIP first, one warm pump from its colouring. Measured on 151 small
@@ -330,6 +338,25 @@ def solve_pathsets(
             cuts.append((list(range(len(cands))), upper, None))
         return exists, got
 
+    def mod4_lowers(chosen: list[int]) -> bool:
+        """Mod-4 cuts violated by the master's answer `chosen` as a proof: when the master's LP
+        with all of them is below the bound, the bound drops to its floor (one row over all
+        candidates says so, as after CP-SAT's "none"; the cuts themselves are not kept)."""
+        nonlocal upper
+        assert upper is not None
+        found = mod4_cuts([cands[ci].arcs for ci in chosen], slots)
+        if not found:
+            return False
+        rows = _master_rows(cands, slots, cuts + [mod4_row(cand_arcs, k, slots) for k in found])
+        value = lp_value(np.ones(len(cands)), rows, sub())
+        lowered = upper if value is None else math.floor(value + 1e-6)
+        notes.append(f"mod-4 cuts: {len(found)}, bound {upper} -> {min(upper, lowered)}")
+        if lowered >= upper:
+            return False
+        upper = lowered
+        cuts.append((list(range(len(cands))), upper, None))
+        return True
+
     def odd_test(chosen: list[int], bound: int) -> tuple[bool, list[Assignment] | None]:
         """Odd-set cuts as a test of the bound: cuts violated by `chosen`, the master again with
         them, as long as new ones are found. (True, None) when the bound dropped (the cuts are
@@ -448,7 +475,10 @@ def solve_pathsets(
                     # hundreds of milliseconds.
                     if CPSAT_DECIDE_DTIME <= 0:
                         continue
-                    exists, got = decide("CP-SAT")
+                    if MOD4_SHORT and best_count <= upper - MOD4_SHORT and mod4_lowers(chosen):
+                        exists, got = False, []
+                    else:
+                        exists, got = decide("CP-SAT")
                     if exists:
                         return got, True, upper, notes
                     if polish_after_decide and 0 < best_count < upper:
