@@ -81,10 +81,11 @@ def test_the_cuts_hold_for_every_schedule(seed: int) -> None:
     arcs = sorted({x for c in used for x in c.arcs})
     for _ in range(300):
         s = sorted(rng.sample(arcs, min(len(arcs), rng.randrange(1, 12) | 1)))
-        members, coefs = oddset.cut_coefficients([c.arcs for c in cands], s)
+        members, bound, coefs = oddset.odd_set_row([c.arcs for c in cands], s, net.slots)
         index = {ci: j for j, ci in enumerate(members)}
         lhs = sum(coefs[index[a[1]]] for a in sched if a is not None and a[1] in index)
-        assert lhs <= oddset.cut_bound(s, net.slots)
+        assert bound == net.slots * (len(s) // 2)
+        assert lhs <= bound
         assert lhs == sum(len(set(s) & set(c.arcs)) // 2 for c in used)
 
 

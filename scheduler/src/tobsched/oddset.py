@@ -89,24 +89,6 @@ def odd_set_search(paths: Sequence[Sequence[int]], slots: int, steps: int = STEP
     return found
 
 
-def cut_coefficients(cand_arcs: Sequence[Sequence[int]], links: Sequence[int]) -> tuple[list[int], list[float]]:
-    """The master row of the odd set `links`: the candidates using two or more of them and their
-    coefficients floor(|p & S| / 2)."""
-    s = set(links)
-    members: list[int] = []
-    coefs: list[float] = []
-    for ci, arcs in enumerate(cand_arcs):
-        k = sum(1 for a in arcs if a in s) // 2
-        if k:
-            members.append(ci)
-            coefs.append(float(k))
-    return members, coefs
-
-
-def cut_bound(links: Sequence[int], slots: int) -> int:
-    return slots * (len(links) // 2)
-
-
 # ---- Mod-4 cuts: multipliers k_a / 4, k_a in 0..3 (odd sets are the k_a = 2 ones) ----
 #
 # Every schedule obeys sum over its paths p of floor(K_p / 4) <= T floor(sum_a k_a / 4), with
@@ -222,3 +204,9 @@ def mod4_row(cand_arcs: Sequence[Sequence[int]], k: dict[int, int], slots: int) 
             members.append(ci)
             coefs.append(float(w))
     return members, slots * (sum(k.values()) // 4), coefs
+
+
+def odd_set_row(cand_arcs: Sequence[Sequence[int]], links: Sequence[int], slots: int) -> tuple[list[int], int, list[float]]:
+    """The master row of the odd set `links`: the mod-4 cut with k = 2 on them, that is
+    coefficients floor(|p & S| / 2) and bound T floor(|S| / 2)."""
+    return mod4_row(cand_arcs, dict.fromkeys(links, 2), slots)

@@ -46,7 +46,7 @@ from tobsched.coloring import (
 from tobsched.fixing import lp_fixing
 from tobsched.greedy import Assignment, greedy_assign, partialcol
 from tobsched.highs_model import LP_VERTEX_STATUS, MipResult, RowBuilder, SolveOptions, lp_value, solve_max
-from tobsched.oddset import cut_bound, cut_coefficients, mod4_cuts, mod4_row, odd_set_search
+from tobsched.oddset import mod4_cuts, mod4_row, odd_set_row, odd_set_search
 from tobsched.paths import Candidate, by_flow_and_arc
 from tobsched.progress import Notes
 from tobsched.pump import feasibility_pump
@@ -369,9 +369,7 @@ def solve_pathsets(
             sets = odd_set_search([cands[ci].arcs for ci in current], slots)
             if not sets:
                 break
-            for links in sets:
-                members, coefs = cut_coefficients(cand_arcs, links)
-                trial.append((members, cut_bound(links, slots), coefs))
+            trial.extend(odd_set_row(cand_arcs, links, slots) for links in sets)
             res = _master(num_flows, cands, slots, cuts + trial, sub(), best, lp_first=True)
             if res.x is None:
                 break
