@@ -37,8 +37,9 @@ in place of the cuts is an integral LP vertex in 3 ms. So a solver step costs th
 (17-66 ms in this Python on the benchmark's 3-slot instances at 110 flows, nothing found or not)
 plus an LP of 6-40 ms: too much for the instances at the 50 ms floor (rrg4/1 110/3 S/PR takes
 41 ms) and for rrg4/0 110/3 S/FR after its first warm pump (157 ms against 178) unless compiled
-(docs/scheduler.md "Odd-set cuts"). The solver (pathset.MOD4_SHORT) therefore runs it only
-where the warm pumps end two or more flows below the bound, just before CP-SAT's decision.
+(docs/scheduler.md "Odd-set cuts"). The solver ran it (pathset.MOD4_SHORT) only where the warm
+pumps ended two or more flows below the bound, just before CP-SAT's decision, until CP-SAT's first
+decision (before the pumps, without its LP) proved those bounds sooner.
 """
 
 from __future__ import annotations

@@ -124,28 +124,36 @@ def test_an_integral_lp_vertex_is_the_answer_and_a_fractional_one_is_not() -> No
 
 
 @pytest.mark.parametrize("seed", range(8))
-@pytest.mark.parametrize("stage", ["CP-SAT decision", "cut rounds", "odd-set cuts", "other master optima",
+@pytest.mark.parametrize("stage", ["CP-SAT decision", "first CP-SAT decision", "cut rounds", "odd-set cuts",
+                                   "other master optima",
                                    "no first exact colouring",
                                    "MIP master only", "MIP before the pumps"])
 def test_each_stage_alone_keeps_counts_bounds_and_proofs_right(monkeypatch: pytest.MonkeyPatch, seed: int,
                                                                stage: str) -> None:
     """Forces the solve through one stage of pathset.py by disabling those before it, on small
-    instances at 3-4 slots, and checks it against the plain MIP: the short decision between the
-    pumps (no pump iterations; its budget raised so that it decides), the cut rounds (no
+    instances at 3-4 slots, and checks it against the plain MIP: CP-SAT's first decision (its
+    budget raised so that it decides, the second one off), the decision between the pumps (no pump
+    iterations, the first decision off; its budget raised), the cut rounds (no
     pump, no greedy start, no decision), the pipeline without the first exact colouring, the
     pipeline without the master's LP vertex; the other master optima, and the odd-set cuts, with only
     the cut rounds after them (the first two stages run without either: they would settle some
     instances first)."""
     from tobsched import cpsat, pathset
 
-    if stage in ("CP-SAT decision", "cut rounds", "odd-set cuts"):
+    if stage in ("CP-SAT decision", "first CP-SAT decision", "cut rounds", "odd-set cuts"):
         monkeypatch.setattr(pathset, "OTHER_OPTIMA", ())
-    if stage in ("CP-SAT decision", "cut rounds"):
+    if stage in ("CP-SAT decision", "first CP-SAT decision", "cut rounds"):
         monkeypatch.setattr(pathset, "ODD_SET_ROUNDS", 0)
+    if stage == "odd-set cuts":
+        monkeypatch.setattr(pathset, "ODD_SET_ROUNDS", 5)  # off by default
     if stage == "CP-SAT decision":
         monkeypatch.setattr(pathset, "PUMP_WARM_ITERATIONS", 0)
         monkeypatch.setattr(pathset, "PUMP_COLD_ITERATIONS", 0)
+        monkeypatch.setattr(pathset, "CPSAT_FIRST_DTIME", 0.0)
         monkeypatch.setattr(pathset, "CPSAT_DECIDE_DTIME", 30.0)
+    elif stage == "first CP-SAT decision":
+        monkeypatch.setattr(pathset, "CPSAT_FIRST_DTIME", 30.0)
+        monkeypatch.setattr(pathset, "CPSAT_DECIDE_DTIME", 0.0)
     elif stage in ("cut rounds", "other master optima", "odd-set cuts"):
         monkeypatch.setattr(pathset, "PUMP_WARM_ITERATIONS", 0)
         monkeypatch.setattr(pathset, "PUMP_COLD_ITERATIONS", 0)
@@ -168,7 +176,7 @@ def test_each_stage_alone_keeps_counts_bounds_and_proofs_right(monkeypatch: pyte
         count, proven, upper, notes = _solve_pathsets(net, fixed)
         assert count <= best and (upper is None or upper >= best), (count, upper, best, notes)
         assert proven and count == best == upper, (count, upper, best, notes)
-        if stage == "CP-SAT decision":
+        if stage in ("CP-SAT decision", "first CP-SAT decision"):
             assert not any("(CP-SAT): undecided" in n for n in notes), notes
 
 
@@ -198,8 +206,14 @@ def test_other_master_optima_colour_where_the_first_does_not(monkeypatch: pytest
     count, proven, upper, notes = _solve_pathsets(rrg3, fixed=False)
     assert proven and count == upper == 51, (count, upper, notes)
     assert notes[-1] == "master optimum of fewest uncoloured paths: coloured", notes
-    # Without the step all four need the pump (the last one CP-SAT too).
+    # Without the step all four need CP-SAT's first decision or a pump, and without that decision the pumps.
     monkeypatch.setattr(pathset, "OTHER_OPTIMA", ())
+    for net, fixed, size in ((rrg, False, 67), (er, True, 57), (rrg4, True, 58), (rrg3, False, 51)):
+        count, proven, upper, notes = _solve_pathsets(net, fixed=fixed)
+        assert proven and count == upper == size, (count, upper, notes)
+        assert any(n.startswith("PartialCol from the master's colouring") for n in notes), notes
+        assert notes[-1] in (f"schedule of {size} flows (CP-SAT): found", f"feasibility pump (warm): {size} of target {size}"), notes
+    monkeypatch.setattr(pathset, "CPSAT_FIRST_DTIME", 0.0)
     for net, fixed, size in ((rrg, False, 67), (er, True, 57), (rrg4, True, 58), (rrg3, False, 51)):
         count, proven, upper, notes = _solve_pathsets(net, fixed=fixed)
         assert proven and count == upper == size, (count, upper, notes)
@@ -220,6 +234,7 @@ def test_the_mips_optimum_follows_the_warm_pump_from_the_vertex(monkeypatch: pyt
         return [None] * num_flows
 
     monkeypatch.setattr(pathset, "OTHER_OPTIMA", ())
+    monkeypatch.setattr(pathset, "CPSAT_FIRST_DTIME", 0.0)  # it would find the schedule first
     monkeypatch.setattr(pathset, "feasibility_pump", failing_pump)
     net = network_from_obj(generate(TopologyParams(model="rrg", degree=3), flows=90, slots=3, seed=1))
     count, proven, upper, notes = _solve_pathsets(net, fixed=False)
@@ -258,8 +273,9 @@ def test_another_master_optimum_is_a_master_solution_of_least_cost(seed: int) ->
         assert pathset._path_weights(objective, cands, set()).tolist() == w
     by_flow, by_arc = by_flow_and_arc(cands)
     checked = 0
+    optima = pathset._other_optima(cands, T, [], upper, 30.0)  # one after another, warm-started
     for objective, w in weights.items():
-        picked = pathset._other_optimum(cands, T, [], upper, np.asarray(w, dtype=float), SolveOptions(30.0))
+        picked = optima.pick(np.asarray(w, dtype=float))
         rows = pathset._master_rows(cands, T, [])
         rows.add(list(range(len(cands))), float(upper), np.inf)
         best = solve_max(-np.asarray(w, dtype=float), rows, SolveOptions(30.0))
@@ -274,28 +290,38 @@ def test_another_master_optimum_is_a_master_solution_of_least_cost(seed: int) ->
     assert checked, "both vertices fractional: the instance checks nothing"
 
 
-def test_the_short_decision_proves_a_bound_above_the_optimum(monkeypatch: pytest.MonkeyPatch) -> None:
-    # rrg3 seed 1, 110 flows, 3 slots, S/PR: master bound 55, optimum 54 (CBC proves 54 too). A
-    # decision proves that no schedule of 55 exists (CP-SAT's within its budget of deterministic
-    # time, so on any machine); the later stages must give the same proven answer without it.
-    # (Odd-set cuts close this bound first: test_oddset.py; here they are off.)
+def test_the_first_decision_proves_a_bound_above_the_optimum(monkeypatch: pytest.MonkeyPatch) -> None:
+    # rrg3 seed 1, 110 flows, 3 slots, S/PR: master bound 55, optimum 54 (CBC proves 54 too). CP-SAT's
+    # first decision proves that no schedule of 55 exists (within its budget of deterministic time,
+    # so on any machine), before any pump; the next round's master has a colourable optimum of 54.
+    # Without it, the pumps (which cannot reach 55) and the second decision give the same answer.
     from tobsched import pathset
 
-    monkeypatch.setattr(pathset, "ODD_SET_ROUNDS", 0)
     net = network_from_obj(generate(TopologyParams(model="rrg", degree=3), flows=110, slots=3, seed=1))
     count, proven, upper, notes = _solve_pathsets(net, fixed=False)
     assert proven and count == upper == 54, (count, upper, notes)
+    assert notes[4:8] == ["master's LP vertex: not coloured", "PartialCol from the master's colouring: 52 of 55",
+                          "schedule of 55 flows (CP-SAT): none", "round 1: 2 cut(s)"], notes
+    # The next round's other optima do not colour either; the first decision does not run again
+    # and the warm pump meets the bound 54.
+    assert notes[8:] == [f"master optimum of {label}: not coloured" for label in pathset.OTHER_OPTIMA_LABEL.values()] + [
+        "feasibility pump (warm): 54 of target 54"], notes
+    monkeypatch.setattr(pathset, "CPSAT_FIRST_DTIME", 0.0)
+    count, proven, upper, notes = _solve_pathsets(net, fixed=False)
+    assert proven and count == upper == 54, (count, upper, notes)
     # The warm pump from the LP vertex's colouring reaches 54, one short of 55 (the one from the
-    # MIP's optimum 52); once CP-SAT has proven that 55 is impossible, 54 is optimal: no second round.
-    assert notes[-4:] == ["feasibility pump (warm): 54 of target 55", "master's MIP optimum: not coloured",
-                          "feasibility pump (warm): 52 of target 55", "schedule of 55 flows (CP-SAT): none"], notes
+    # MIP's optimum 52, the cold one 53); once CP-SAT has proven that 55 is impossible, 54 is
+    # optimal: no second round.
+    assert notes[-5:] == ["feasibility pump (warm): 54 of target 55", "master's MIP optimum: not coloured",
+                          "feasibility pump (warm): 52 of target 55", "feasibility pump (cold): 53 of target 55",
+                          "schedule of 55 flows (CP-SAT): none"], notes
 
 
 def test_the_warm_pumps_final_partialcol_waits_for_the_decision(monkeypatch: pytest.MonkeyPatch) -> None:
-    # rrg4 seed 0 (the benchmark's), 110 flows, 3 slots, S/PR: both warm pumps stall a flow short
-    # of the master's bound 63 and CP-SAT finds a schedule of 63. The PartialCol run on the pumps'
-    # best would be wasted there: it is neither run in the pumps nor after a decision that found
-    # a schedule.
+    # rrg4 seed 0 (the benchmark's), 110 flows, 3 slots, S/PR, without CP-SAT's first decision
+    # (which finds the schedule before any pump): both warm pumps stall a flow short of the
+    # master's bound 63 and the cold pump finds a schedule of 63. The warm pumps' final PartialCol
+    # on their best would be wasted there: it waits for the second decision, which is not reached.
     from tobsched import greedy, pathset, pump
 
     runs: list[int] = []
@@ -307,29 +333,33 @@ def test_the_warm_pumps_final_partialcol_waits_for_the_decision(monkeypatch: pyt
 
     monkeypatch.setattr(pump, "partialcol", counted)
     monkeypatch.setattr(pathset, "partialcol", counted)
+    monkeypatch.setattr(pathset, "CPSAT_FIRST_DTIME", 0.0)  # it finds the schedule first
     net = network_from_obj(generate(TopologyParams(model="rrg", degree=4), flows=110, slots=3, seed=0))
     count, proven, upper, notes = _solve_pathsets(net, fixed=False)
     assert proven and count == upper == 63, (count, upper, notes)
     assert notes[-4:] == ["feasibility pump (warm): 62 of target 63", "master's MIP optimum: not coloured",
-                          "feasibility pump (warm): 62 of target 63", "schedule of 63 flows (CP-SAT): found"], notes
+                          "feasibility pump (warm): 62 of target 63", "feasibility pump (cold): 63 of target 63"], notes
     # Only each pump's short polish of its first rounding one short.
-    assert runs == [pump.POLISH_EVALUATIONS] * 2, runs
+    assert runs and runs == [pump.POLISH_EVALUATIONS] * len(runs), runs
 
 
 def test_a_proof_without_a_schedule_one_below_goes_on_to_the_next_round(monkeypatch: pytest.MonkeyPatch) -> None:
     # The same instance with warm pumps of 6 iterations: their best is 52 (53 after the PartialCol
     # that follows the decision), below the master's bound 55 lowered to 54 when CP-SAT proves that
     # no schedule of 55 exists. The solve goes on with the next master round (with that cut), whose
-    # paths colour; greedy and HiGHS's decision of up to a second are not needed.
+    # warm pump meets 54; greedy and HiGHS's decision of up to a second are not needed.
     from tobsched import pathset
 
     monkeypatch.setattr(pathset, "ODD_SET_ROUNDS", 0)  # they would close the bound first
+    monkeypatch.setattr(pathset, "CPSAT_FIRST_DTIME", 0.0)  # it would prove "no 55" before any pump
     monkeypatch.setattr(pathset, "PUMP_WARM_ITERATIONS", 6)
     net = network_from_obj(generate(TopologyParams(model="rrg", degree=3), flows=110, slots=3, seed=1))
     count, proven, upper, notes = _solve_pathsets(net, fixed=False)
     assert proven and count == upper == 54, (count, upper, notes)
     assert "feasibility pump (warm): 52 of target 55" in notes, notes  # still the case it pins
-    assert notes[-3:] == ["PartialCol after the decision: 53 of 54", "round 1: 2 cut(s)", "master solved in 2 round(s)"], notes
+    at = notes.index("schedule of 55 flows (CP-SAT): none")
+    assert notes[at + 1:at + 3] == ["PartialCol after the decision: 53 of 54", "round 1: 2 cut(s)"], notes
+    assert notes[-1] == "feasibility pump (warm): 54 of target 54", notes
     assert not any(n.startswith(("greedy", "schedule of 54 flows (HiGHS)")) for n in notes), notes
 
 
@@ -377,3 +407,25 @@ def test_a_mip_with_a_reporter_tells_its_objective_and_bound(monkeypatch: pytest
     assert any(f"objective {res.objective:.4f}" in x for x in lines)  # the optimum, once found
     quiet = highs_model.solve_max(cost, rows, SolveOptions(10.0), integer=np.ones(n, dtype=bool))
     assert quiet.objective == res.objective
+
+
+def test_the_masters_rows_follow_the_candidate_list_and_the_slots() -> None:
+    # pathset._base_rows keeps the rows of the last candidate list: each list and slot count in
+    # turn (and back) must still get its own rows, then the cuts.
+    from tobsched import pathset
+    from tobsched.paths import by_flow_and_arc
+
+    nets = [network_from_obj(generate(TopologyParams(model="rrg", hosts=12, switches=6, degree=3), flows=30 + 5 * s,
+                                      slots=3, seed=s)) for s in range(2)]
+    lists = [candidates(net, fixed=False) for net in nets]
+    for cands, T in [(lists[0], 3), (lists[1], 3), (lists[1], 4), (lists[0], 3), (lists[0], 2)]:
+        cut = ([0, 1, 2], 2, [1.0, 2.0, 1.0])
+        starts, cols, coefs, lo, hi = pathset._master_rows(cands, T, [cut]).arrays()
+        got = [(cols[starts[r]:starts[r + 1]].tolist(), coefs[starts[r]:starts[r + 1]].tolist(), hi[r])
+               for r in range(len(starts) - 1)]
+        by_flow, by_arc = by_flow_and_arc(cands)
+        want = [(m, [1.0] * len(m), 1.0) for m in by_flow if len(m) > 1]
+        want += [(m, [1.0] * len(m), float(T)) for m in by_arc if len({cands[ci].flow for ci in m}) > T]
+        want.append((cut[0], cut[2], 2.0))
+        assert got == want
+        assert np.all(lo == -np.inf)

@@ -198,7 +198,7 @@ def test_verbose_reports_each_step_on_stderr_as_the_solve_returns_them(tmp_path:
     times = [float(m.group(1)) for m in got if m]
     assert times == sorted(times) and times[-1] > 0
     assert [m.group(2) for m in got if m] == solve(load_network(str(net)), "spr").notes
-    assert "odd-set cuts: 3, bound 55 -> 54" in cap.err
+    assert "schedule of 55 flows (CP-SAT): none" in cap.err
     assert cap.out.startswith("spr: 54 of 110 flows in 3 slots") and cap.out.count("\n") == 1
     # Without --verbose: nothing on stderr, the same schedule.
     first = json.loads(out.read_text())

@@ -71,3 +71,45 @@ def test_an_exhausted_budget_is_undecided_never_none() -> None:
     exists, got = cpsat.schedule_of_size(len(net.flows), cands, net.slots, 55, time_limit_s=60.0,
                                          deterministic_time=0.001)
     assert (exists, got) == (None, [])
+
+
+def test_a_hint_in_any_slot_labelling_gives_the_same_answers() -> None:
+    # The hint is a schedule whose slots may be labelled in any order: schedule_of_size relabels
+    # them in rank order (the symmetry breaking's), so an optimal schedule with its slots permuted
+    # still leads to a valid schedule of the optimum's size, and the answer below it stays "none".
+    net, cands = _instance(2, flows=34, slots=3)
+    best = _plain_optimum(net, cands)
+    exists, sched = cpsat.schedule_of_size(len(net.flows), cands, net.slots, best, time_limit_s=60.0,
+                                           deterministic_time=30.0)
+    assert exists is True
+    for perm in ((0, 1, 2), (2, 0, 1), (1, 2, 0)):
+        hint = [None if a is None else (perm[a[0]], a[1]) for a in sched]
+        exists, got = cpsat.schedule_of_size(len(net.flows), cands, net.slots, best, time_limit_s=60.0,
+                                             deterministic_time=30.0, hint=hint)
+        assert exists is True
+        _check_valid(cands, net.slots, got, best)
+        assert cpsat.schedule_of_size(len(net.flows), cands, net.slots, best + 1, time_limit_s=60.0,
+                                      deterministic_time=30.0, hint=hint) == (False, [])
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_without_its_lp_the_decision_with_a_fixing_agrees_with_the_plain_mip(seed: int) -> None:
+    # With a fixing CP-SAT runs without its own LP (LINEARIZATION_LEVEL 0); both answers against
+    # the plain MIP, from a PartialCol hint as pathset.py's first decision has.
+    import numpy as np
+
+    from tobsched.fixing import lp_fixing
+    from tobsched.greedy import greedy_assign, partialcol
+    from tobsched.pathset import _master_rows
+
+    net, cands = _instance(seed, flows=30 + 2 * seed, slots=3)
+    best = _plain_optimum(net, cands)
+    n = len(net.flows)
+    hint = partialcol(n, cands, net.slots, greedy_assign(n, cands, net.slots), 10_000)
+    for target, want in ((best, True), (best + 1, False)):
+        fix = lp_fixing(np.ones(len(cands)), _master_rows(cands, net.slots, []), target, 10.0)
+        exists, got = cpsat.schedule_of_size(n, cands, net.slots, target, time_limit_s=60.0,
+                                             deterministic_time=30.0, fixing=fix, hint=hint)
+        assert exists is want
+        if want:
+            _check_valid(cands, net.slots, got, best)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from tobsched import cpsat
-from tobsched.fixing import Fixing, lp_fixing
+from tobsched.fixing import Fixing, fixing_from_duals, lp_fixing
 from tobsched.generate import TopologyParams, generate
 from tobsched.highs_model import RowBuilder, SolveOptions
 from tobsched.network import network_from_obj
@@ -113,3 +113,36 @@ def test_a_fixing_for_a_lower_target_is_refused() -> None:
     fix = lp_fixing(np.ones(len(cands)), _master_rows(cands, net.slots, []), 10, 10.0)
     with pytest.raises(AssertionError):
         cpsat.schedule_of_size(len(net.flows), cands, net.slots, 9, time_limit_s=10.0, fixing=fix)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_the_masters_own_duals_give_the_same_fixing_as_solving_again(seed: int) -> None:
+    # pathset.py derives the first decision's fixing from the duals of the master's LP vertex
+    # (MipResult.lp_duals) instead of solving the same LP once more: the same fixing, for the
+    # bound and for the target below it.
+    from tobsched.highs_model import LP_VERTEX_STATUS, solve_max
+
+    net, cands = _instance(seed)
+    rows = _master_rows(cands, net.slots, [])
+    res = solve_max(np.ones(len(cands)), rows, SolveOptions(10.0), lp_first=True)
+    if res.status != LP_VERTEX_STATUS:
+        pytest.skip("a fractional vertex: no duals to reuse")
+    assert res.lp_duals is not None and res.x is not None
+    bound = int(np.floor(res.objective + 1e-6))
+    for target in (bound, bound - 1):
+        again = lp_fixing(np.ones(len(cands)), rows, target, 10.0)
+        own = fixing_from_duals(rows, target, res.objective, res.x, *res.lp_duals)
+        assert own == again
+
+
+def test_a_value_below_the_target_gives_no_fixing_from_duals() -> None:
+    rows = RowBuilder()
+    rows.add([0, 1], -np.inf, 1.0)
+    res = lp_fixing(np.ones(2), rows, 1, 10.0)
+    assert res is not None
+    zero = np.zeros(2)
+    assert fixing_from_duals(rows, 2, 1.0, zero, zero, np.zeros(1)) is None
+    bad = RowBuilder()
+    bad.add([0, 1], -np.inf, 1.5)
+    with pytest.raises(ValueError):
+        fixing_from_duals(bad, 1, 1.5, zero, zero, np.zeros(1))

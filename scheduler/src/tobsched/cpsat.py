@@ -24,11 +24,19 @@ from __future__ import annotations
 from tobsched.fixing import Fixing
 from tobsched.greedy import Assignment
 from tobsched.paths import Candidate, by_flow_and_arc
-from tobsched.slot_ilp import flow_ranks
+from tobsched.slot_ilp import canonical, flow_ranks
 
 # Work units of a decision (CP-SAT's deterministic time: roughly seconds of a fast core).
 DETERMINISTIC_TIME = 0.5
 SEED = 1
+# CP-SAT's LP relaxation and symmetry detection when `own_lp` is off (pathset.py's first decision,
+# which has a fixing from the master's LP): level 0 and none, against CP-SAT's defaults (1 and 2).
+# On the 8 decisions the hard instances of seeds 0-5 reach before any pump, medians of 12 seeds:
+# 1011 -> 272 ms in sum. Without a fixing, or after a proof has lowered the bound (the master's LP
+# then sits exactly on the target), CP-SAT without its LP can be lost for seconds where it
+# decides in milliseconds with it (docs/scheduler.md "CP-SAT first, without its LP").
+LINEARIZATION_LEVEL = 0
+SYMMETRY_LEVEL = 0
 
 
 def _helper():  # type: ignore[no-untyped-def]
@@ -46,47 +54,58 @@ def schedule_of_size(
     *,
     time_limit_s: float,
     deterministic_time: float = DETERMINISTIC_TIME,
-    seed: int = SEED,
+    seed: int | None = None,
     fixing: Fixing | None = None,
+    hint: list[Assignment] | None = None,
+    own_lp: bool = True,
 ) -> tuple[bool | None, list[Assignment]]:
     """(True, a schedule of at least `target` flows), (False, []) when CP-SAT proves that none
     exists, or (None, []) when it reached a limit. `fixing` (fixing.py, from the master's LP for
     the same target; columns are candidates) leaves out the candidates no such schedule uses and
-    adds "exactly" for the candidates and master rows every such schedule fills. (A solution hint
-    from the pump's best schedule made it slower on most of the hard instances: docs/scheduler.md.)"""
+    adds "exactly" for the candidates and master rows every such schedule fills. `hint`, a valid
+    partial schedule, is CP-SAT's solution hint (pathset.py gives its first decision a PartialCol
+    run's; with CP-SAT's LP on, the pumps' best as a hint made most decisions slower:
+    docs/scheduler.md). `own_lp` off: CP-SAT without its LP relaxation and symmetry detection
+    (LINEARIZATION_LEVEL), for a decision whose fixing already carries the LP's information."""
     assert fixing is None or fixing.target <= target, "a fixing holds only for its own target or above"
     if target <= 0:
         return True, [None] * num_flows
     h = _helper()
     T = slots
     rank = flow_ranks(num_flows, cands)
-    model = h.CpModelProto()
-    var_of: dict[tuple[int, int], int] = {}
-    cols: list[tuple[int, int]] = []
     left_out = set(fixing.out) if fixing else set()
+    # Candidate ci's variables are first[ci] + k for its slots k < count[ci].
+    first = [0] * len(cands)
+    count = [0] * len(cands)
+    cols: list[tuple[int, int]] = []
     for ci, c in enumerate(cands):
-        if ci in left_out:
-            continue
-        for k in range(min(rank[c.flow] + 1, T)):
-            var_of[(ci, k)] = len(cols)
-            cols.append((ci, k))
-            model.variables.add().domain.extend([0, 1])
+        first[ci] = len(cols)
+        if ci not in left_out:
+            count[ci] = min(rank[c.flow] + 1, T)
+            cols.extend((ci, k) for k in range(count[ci]))
+    model = h.CpModelProto()
+    for _ in cols:
+        model.variables.add().domain.extend([0, 1])
+
+    def every_slot(members: list[int]) -> list[int]:
+        return [first[ci] + k for ci in members for k in range(count[ci])]
+
     by_flow, by_arc = by_flow_and_arc(cands)
     for members in by_flow:
-        lits = [var_of[(ci, k)] for ci in members for k in range(T) if (ci, k) in var_of]
+        lits = every_slot(members)
         if len(lits) > 1:
             model.constraints.add().at_most_one.literals.extend(lits)
     for members in by_arc:
         if len({cands[ci].flow for ci in members}) < 2:
             continue
         for k in range(T):
-            lits = [var_of[(ci, k)] for ci in members if (ci, k) in var_of]
+            lits = [first[ci] + k for ci in members if k < count[ci]]
             if len(lits) > 1:
                 model.constraints.add().at_most_one.literals.extend(lits)
     if fixing:
         # The candidates and master rows every schedule of `target` flows fills (over all slots).
         for members, bound in [([ci], 1) for ci in fixing.fixed_in] + fixing.tight:
-            lits = [var_of[(ci, k)] for ci in members for k in range(T) if (ci, k) in var_of]
+            lits = every_slot(members)
             row = model.constraints.add().linear
             row.vars.extend(lits)
             row.coeffs.extend([1] * len(lits))
@@ -96,14 +115,22 @@ def schedule_of_size(
     total.coeffs.extend([1] * len(cols))
     total.domain.extend([target, max(target, len(cols))])
 
+    if hint is not None:
+        # Its slots relabelled in rank order, as the symmetry breaking expects.
+        slot_of = {a[1]: a[0] for a in canonical(hint, rank) if a is not None}
+        model.solution_hint.vars.extend(range(len(cols)))
+        model.solution_hint.values.extend([1 if slot_of.get(ci) == k else 0 for ci, k in cols])
     params = h.SatParameters()
     params.num_workers = 1
-    params.random_seed = seed
+    params.random_seed = SEED if seed is None else seed
     params.max_deterministic_time = deterministic_time
     params.max_time_in_seconds = max(0.01, time_limit_s)
     # The model is already small and tight; CP-SAT's presolve cost more than it saved on the hard
     # instances (28% less time in all without it, 3 seeds x 7 instances: docs/scheduler.md).
     params.cp_model_presolve = False
+    if not own_lp:
+        params.linearization_level = LINEARIZATION_LEVEL
+        params.symmetry_level = SYMMETRY_LEVEL
     solver = h.SolveWrapper()
     solver.set_parameters(params)
     response = solver.solve(model)

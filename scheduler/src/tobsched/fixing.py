@@ -50,9 +50,7 @@ def lp_fixing(cost: FloatArray, rows: RowBuilder, target: int, time_limit_s: flo
     not solved to optimality within the limit, or when its value is below the target (then no
     solution reaches it; the caller's own search says so)."""
     n = int(cost.size)
-    starts, index, value, lower, upper = rows.arrays()
-    if np.any(lower > -np.inf) or np.any(value != np.round(value)) or np.any(upper != np.round(upper)):
-        raise ValueError("lp_fixing needs rows a.x <= hi with integer coefficients and bounds")
+    _check(rows)
     lp = highs_lp(np.asarray(cost, dtype=np.float64), rows, integer=np.zeros(n, dtype=bool))
     h = highspy.Highs()  # type: ignore[no-untyped-call]
     h.setOptionValue("output_flag", False)
@@ -64,14 +62,22 @@ def lp_fixing(cost: FloatArray, rows: RowBuilder, target: int, time_limit_s: flo
     h.run()
     if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
         return None
-    v = float(h.getInfo().objective_function_value)
+    sol = h.getSolution()
+    return fixing_from_duals(rows, target, float(h.getInfo().objective_function_value),
+                             np.asarray(sol.col_value, dtype=np.float64), np.asarray(sol.col_dual, dtype=np.float64),
+                             np.asarray(sol.row_dual, dtype=np.float64))
+
+
+def fixing_from_duals(rows: RowBuilder, target: int, v: float, x: FloatArray, d: FloatArray,
+                      y: FloatArray) -> Fixing | None:
+    """The fixing for "c.x >= target" from an optimum of the same LP already solved (value v,
+    solution x, column duals d, row duals y: pathset.py's master when its answer is the LP's
+    vertex), as lp_fixing would derive it. None when v is below the target."""
+    _check(rows)
     if v < target - EPS:
         return None
+    starts, index, value, lower, upper = rows.arrays()
     gap = v - target + EPS
-    sol = h.getSolution()
-    x = np.asarray(sol.col_value, dtype=np.float64)
-    d = np.asarray(sol.col_dual, dtype=np.float64)
-    y = np.asarray(sol.row_dual, dtype=np.float64)
     out = np.flatnonzero((d < -gap) & (x < 0.5)).tolist()
     fixed_in = np.flatnonzero((d > gap) & (x > 0.5)).tolist()
     tight: list[tuple[list[int], int]] = []
@@ -80,3 +86,9 @@ def lp_fixing(cost: FloatArray, rows: RowBuilder, target: int, time_limit_s: flo
         if np.all(value[starts[r] : starts[r + 1]] == 1.0):
             tight.append((cols.tolist(), int(upper[r])))
     return Fixing(target, v, out, fixed_in, tight)
+
+
+def _check(rows: RowBuilder) -> None:
+    _, _, value, lower, upper = rows.arrays()
+    if np.any(lower > -np.inf) or np.any(value != np.round(value)) or np.any(upper != np.round(upper)):
+        raise ValueError("lp_fixing needs rows a.x <= hi with integer coefficients and bounds")

@@ -139,6 +139,9 @@ class MipResult:
     status: str
     optimal: bool
     solve_s: float
+    # The LP's column and row duals when the answer is its integral vertex (LP_VERTEX_STATUS): what
+    # fixing.fixing_from_duals reads, without solving the LP again.
+    lp_duals: tuple[FloatArray, FloatArray] | None = None
 
 
 def highs_lp(
@@ -318,7 +321,9 @@ def _integral_lp_vertex(lp: Any, opts: SolveOptions, t0: float) -> MipResult | N
         return None
     x = np.where(ints, rounded, x)
     objective = float(np.dot(np.asarray(lp.col_cost_, dtype=np.float64), x))
-    return MipResult(x, objective, objective, LP_VERTEX_STATUS, True, time.perf_counter() - t0)
+    sol = h.getSolution()
+    duals = (np.asarray(sol.col_dual, dtype=np.float64), np.asarray(sol.row_dual, dtype=np.float64))
+    return MipResult(x, objective, objective, LP_VERTEX_STATUS, True, time.perf_counter() - t0, duals)
 
 
 def _consistent(res: MipResult, lp: Any, cost: FloatArray) -> bool:

@@ -9,7 +9,7 @@ T * |S| / 2). It is Edmonds' odd-set inequality of b-matching, applied to the pa
 over links; with two links per path it is what bounds the chromatic index of a multigraph by its
 odd subgraphs (Shannon's triangle of three links carrying 3/2 T paths each way needs more than T
 slots). On 3-slot instances it closes master bounds that are one above the optimum: rrg3/1 110/3
-S/PR, docs/scheduler.md "Odd-set cuts".
+S/PR, docs/scheduler.md "Odd-set cuts" (pathset.ODD_SET_ROUNDS, off since CP-SAT decides first).
 
 Separation (odd_set_search) on the master's chosen paths: with load(a) the chosen paths on link a,
 slack(S) = sum over S of T - load(a) and odd(S) the chosen paths meeting S an odd number of times,
@@ -97,8 +97,9 @@ def odd_set_search(paths: Sequence[Sequence[int]], slots: int, steps: int = STEP
 # < 0. mod4_cuts finds such k over the answer's saturated links with GF(2) algebra: k = k0 + 2 k1;
 # the syndromes of the path-link incidence (plus an all-ones row) say which sets D of one or three
 # paths can be the only ones meeting S0 = {k0 = 1} oddly (in O(paths^2)), each D gives S0, and the
-# same syndromes give k1 with at most two paths' sums left at 2 mod 4. pathset.py uses them only
-# as a proof: the master's LP with all of them, when its value is below the bound, lowers it.
+# same syndromes give k1 with at most two paths' sums left at 2 mod 4. As a proof, the master's LP
+# with all of them, when its value is below the bound, lowers it (perf/scheduler/mod4_cuts.py; the
+# solver no longer runs it: CP-SAT's first decision proves those bounds sooner, docs/scheduler.md).
 
 
 def _parity(x: int) -> int:

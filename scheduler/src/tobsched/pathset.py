@@ -10,17 +10,16 @@ here, in milliseconds.
 When the colouring fails, the master's bound is usually the optimum and a schedule meeting it is
 what is missing. First other optima of the master (fewest hops, least congestion, fewest
 conflicts, fewest of the paths left uncoloured: an LP vertex each, OTHER_OPTIMA), coloured in
-turn. Then odd-set cuts (oddset.py) as a test of the bound: where it is one above the optimum
-they often lower it (the next round then starts from the master with them). Then, in order
-(_pumps), each stopping as soon as the bound is met: a feasibility pump on the slot LP (pump.py)
-from the master's colouring; when that was the LP vertex's, the MIP's
-optimum of the master, coloured, and the pump from its colouring; when the pumps' best is two or
-more short of the bound, mod-4 cuts (oddset.py) as a proof that it is too high; CP-SAT deciding
-whether a schedule of the
-bound's size exists (cpsat.py; a proof that none does lowers the bound by one), within a budget
-of deterministic time, told what the master LP's duals fix for that size (fixing.py); the same
-pump from the LP optimum, then again with another seed; greedy; the slot MIP of HiGHS deciding
-the same question with a longer time limit.
+turn. Then, optionally (ODD_SET_ROUNDS, off), odd-set cuts (oddset.py) as a test of the bound:
+where it is one above the optimum they often lower it. Then, in order
+(_steps), each stopping as soon as the bound is met: CP-SAT deciding whether a schedule of the
+bound's size exists (cpsat.py; a proof that none does lowers the bound by one), within a short
+budget of deterministic time, told what the master LP's duals fix for that size (fixing.py) and
+hinted by a short PartialCol from the master's colouring (once per solve); a feasibility pump on
+the slot LP (pump.py) from the master's colouring; when that was the LP vertex's, the MIP's
+optimum of the master, coloured, and the pump from its colouring; the pump from the slot LP's
+optimum; CP-SAT's decision again with a longer budget; the pump from the LP optimum again with
+another seed; greedy; the slot MIP of HiGHS deciding the same question with a longer time limit.
 Then the rounds: a component that cannot be coloured gives a cut (each clique of more than T paths
 a clique cut, else a minimal non-colourable core) and the master is solved again. If that does
 not settle it within ROUNDS_MAX rounds, the symmetry-broken slot ILP runs with the master's bound
@@ -31,7 +30,9 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import replace
+from typing import NamedTuple
 
+import highspy
 import numpy as np
 
 from tobsched import cpsat
@@ -43,10 +44,10 @@ from tobsched.coloring import (
     non_colourable_core,
     tabu_component,
 )
-from tobsched.fixing import lp_fixing
+from tobsched.fixing import fixing_from_duals, lp_fixing
 from tobsched.greedy import Assignment, greedy_assign, partialcol
-from tobsched.highs_model import LP_VERTEX_STATUS, MipResult, RowBuilder, SolveOptions, lp_value, solve_max
-from tobsched.oddset import mod4_cuts, mod4_row, odd_set_row, odd_set_search
+from tobsched.highs_model import INTEGRAL_TOL, LP_VERTEX_STATUS, MipResult, RowBuilder, SolveOptions, highs_lp, solve_max
+from tobsched.oddset import odd_set_row, odd_set_search
 from tobsched.paths import Candidate, by_flow_and_arc
 from tobsched.progress import Notes
 from tobsched.pump import feasibility_pump
@@ -61,12 +62,21 @@ PUMP_COLD_ITERATIONS = 8
 PUMP_COLD2_ITERATIONS = 17
 # Time for deciding whether a schedule meets the master's bound (slot_ilp.schedule_of_size).
 DECIDE_TIME_S = 1.0
-# CP-SAT's decision after the warm pump: its budget of deterministic time (cpsat.py), 0 to skip it.
+# CP-SAT's decisions (cpsat.py), their budgets of deterministic time; 0 to skip one. The first comes
+# before the pumps, from a hint of HINT_EVALUATIONS PartialCol evaluations on the master's colouring:
+# with its own LP off (cpsat.py), CP-SAT settles most decisions of the hard instances in 10-40 ms,
+# less than a pump. Its budget is short, because where it runs out a pump usually finds the
+# schedule, and it runs once per solve, because after a proof has lowered the bound the pumps find a
+# schedule one below it sooner than CP-SAT does (rrg4/5 110/3 S/FR: undecided at 0.5, the cold pump
+# in 20 ms). The second follows the pumps that stall. docs/scheduler.md "Deciding the bound with
+# CP-SAT".
+CPSAT_FIRST_DTIME = 0.1
 CPSAT_DECIDE_DTIME = cpsat.DETERMINISTIC_TIME
-# Reduced-cost fixing from the master's LP for that decision (fixing.py): over 17 decisions x 8
-# seeds a fifth less of CP-SAT's work in sum (docs/scheduler.md "Reduced-cost fixing").
+HINT_EVALUATIONS = 10_000
+# Reduced-cost fixing from the master's LP for that decision (fixing.py): CP-SAT without its own LP
+# depends on it (without it, undecided after 5 s on every hard instance).
 CPSAT_FIXING = True
-# The warm pump's final PartialCol after CP-SAT's decision rather than before it (see _pumps' use).
+# The warm pump's final PartialCol after CP-SAT's second decision rather than in the pump.
 WARM_POLISH_AFTER_DECIDE = True
 # Node budget of the first exact colouring of a component DSatur could not colour (about 6 ms
 # when it runs out at 110 paths). Every component of the benchmark's hard instances is decided
@@ -75,16 +85,12 @@ WARM_POLISH_AFTER_DECIDE = True
 EXACT_FIRST_NODES = 10_000
 LP_FIRST = True
 # Odd-set cuts (oddset.py) as a test of the bound once the other optima have failed: rounds of
-# separation, each followed by the master again, at most this many; 0: no test. On the 151 small
-# instances that reach this step (topologies 0-5, medians of 3): 3820 -> 3594 ms in sum, rrg3/1
-# 110/3 S/PR 328 -> 52 ms (its bound 55 drops to the optimum 54 without CP-SAT); docs/scheduler.md.
-ODD_SET_ROUNDS = 5
-# Mod-4 cuts (oddset.mod4_cuts) as a proof that the bound is too high, before CP-SAT's decision,
-# when the warm pumps' best is this many flows or more below the bound (0: never): the master's
-# LP with all the cuts one separation finds, when below the bound, lowers it. rrg3/0 90/3 S/PR
-# (pumps 52 of 54, bound one above the optimum): CP-SAT's proof (about 230 ms) replaced by 30-40
-# ms; the separation is Python, 15-70 ms, so it runs only there (docs/scheduler.md "Odd-set cuts").
-MOD4_SHORT = 2
+# separation, each followed by the master again, at most this many; 0: no test. Off: CP-SAT's first
+# decision proves the bounds they close as fast (rrg3/1 110/3 S/PR, bound 55 to the optimum 54: 53
+# ms with the test, 66 without), and where they do not close the bound the test costs 3-10 ms
+# before it (rrg4/1 110/3 S/PR 48.8 -> 43.1 ms; the 150 small instances of seeds 0-5 that reach
+# the other optima: 3053 -> 2982 ms in sum, medians of 3). docs/scheduler.md "Odd-set cuts".
+ODD_SET_ROUNDS = 0
 # When the LP vertex's paths cannot be coloured (nor the other optima below), the warm pump starts
 # from the vertex's colouring and the MIP's optimum comes after it, with a second warm pump from
 # its colouring; False: the MIP first, one warm pump from its colouring. Measured on 151 small
@@ -101,11 +107,24 @@ OTHER_OPTIMA_LABEL = {"hops": "fewest hops", "congestion": "least congestion", "
                       "away": "fewest uncoloured paths"}
 
 
-# The order of the steps between the master and greedy: (start, iterations, perturbation seed)
-# of each pump, "decide" for CP-SAT's decision. Read at each solve (tests change the constants).
-def _pumps() -> list[tuple[str, int, int]]:
-    return [("warm", PUMP_WARM_ITERATIONS, 0), ("mip", PUMP_WARM_ITERATIONS, 0), ("decide", 0, 0),
-            ("cold", PUMP_COLD_ITERATIONS, 0), ("cold", PUMP_COLD2_ITERATIONS, 1)]
+class Step(NamedTuple):
+    """A step between the master and greedy (_steps): a pump (pump.py) from the master's colouring
+    ("warm"), from the colouring of the master's MIP optimum ("mip") or from the slot LP's optimum
+    ("cold"), or CP-SAT's decision ("decide") within `dtime` of deterministic time; the `first`
+    decision runs once per solve, from a PartialCol hint."""
+
+    kind: str
+    iterations: int = 0
+    seed: int = 0
+    dtime: float = 0.0
+    first: bool = False
+
+
+# Read at each solve (tests change the constants).
+def _steps() -> list[Step]:
+    return [Step("decide", dtime=CPSAT_FIRST_DTIME, first=True), Step("warm", PUMP_WARM_ITERATIONS),
+            Step("mip", PUMP_WARM_ITERATIONS), Step("cold", PUMP_COLD_ITERATIONS),
+            Step("decide", dtime=CPSAT_DECIDE_DTIME), Step("cold", PUMP_COLD2_ITERATIONS, 1)]
 
 
 class Deadline:
@@ -116,8 +135,15 @@ class Deadline:
         return max(0.0, self.end - time.perf_counter())
 
 
-def _master_rows(cands: list[Candidate], slots: int, cuts: list[Cut]) -> RowBuilder:
-    """At most one candidate per flow, at most `slots` chosen paths per directed link, the cuts."""
+# The master's rows without cuts (CSR arrays) of the last candidate list: a solve builds the master
+# a dozen times over the same candidates (about 0.6 ms each at 110 flows).
+_base_rows_of: list[tuple[list[Candidate], int, tuple[np.ndarray, ...]]] = []
+
+
+def _base_rows(cands: list[Candidate], slots: int) -> tuple[np.ndarray, ...]:
+    """At most one candidate per flow, at most `slots` chosen paths per directed link."""
+    if _base_rows_of and _base_rows_of[0][0] is cands and _base_rows_of[0][1] == slots:
+        return _base_rows_of[0][2]
     rows = RowBuilder()
     by_flow, by_arc = by_flow_and_arc(cands)
     for members in by_flow:
@@ -126,6 +152,15 @@ def _master_rows(cands: list[Candidate], slots: int, cuts: list[Cut]) -> RowBuil
     for members in by_arc:
         if len({cands[ci].flow for ci in members}) > slots:
             rows.add(members, -np.inf, float(slots))
+    arrays = rows.arrays()
+    _base_rows_of[:] = [(cands, slots, arrays)]
+    return arrays
+
+
+def _master_rows(cands: list[Candidate], slots: int, cuts: list[Cut]) -> RowBuilder:
+    """The master's rows (_base_rows), then the cuts."""
+    rows = RowBuilder()
+    rows.add_csr(*_base_rows(cands, slots))
     for members, bound, coefs in cuts:
         rows.add(members, -np.inf, float(bound), coefs)
     return rows
@@ -203,19 +238,41 @@ def _path_weights(objective: str, cands: list[Candidate], away: set[int]) -> np.
     return np.array([1.0 if ci in away else 0.0 for ci in range(len(cands))])
 
 
-def _other_optimum(
-    cands: list[Candidate], slots: int, cuts: list[Cut], upper: int, weights: np.ndarray,
-    opts: SolveOptions,
-) -> list[int] | None:
-    """The candidates of a master solution with `upper` paths of least total weight, when the
-    LP's optimal vertex is integral (it nearly always is); else None."""
-    rows = _master_rows(cands, slots, cuts)
-    rows.add(list(range(len(cands))), float(upper), np.inf)
-    res = solve_max(-weights, rows, opts, lp_first=True)
-    if res.status != LP_VERTEX_STATUS or res.x is None:
-        return None
-    chosen = [int(ci) for ci in np.flatnonzero(res.x > 0.5)]
-    return chosen if len(chosen) >= upper else None
+class _other_optima:
+    """Master solutions with `upper` paths of least total weight, for one weight after another: the
+    master with "at least `upper` paths" as one HiGHS LP, each weight solved by simplex from the
+    last one's optimal basis (it stays feasible: only the costs change). Warm-started, each takes a
+    fraction of a cold solve, and the optima it reaches colour more often: on the 150 small
+    instances of seeds 0-5 that reach this step, 2531 -> 1873 ms in sum (medians of 3); rrg4/5
+    100/3 S/FR 287 -> 9 ms, its optimum of the fewest conflicts now colourable (docs/scheduler.md
+    "Other master optima")."""
+
+    def __init__(self, cands: list[Candidate], slots: int, cuts: list[Cut], upper: int, time_limit_s: float) -> None:
+        rows = _master_rows(cands, slots, cuts)
+        rows.add(list(range(len(cands))), float(upper), np.inf)
+        self.n = len(cands)
+        self.upper = upper
+        self.h = highspy.Highs()  # type: ignore[no-untyped-call]
+        self.h.setOptionValue("output_flag", False)
+        self.h.setOptionValue("threads", 1)
+        self.h.setOptionValue("random_seed", 0)
+        self.h.setOptionValue("solver", "simplex")
+        self.h.setOptionValue("time_limit", max(0.01, float(time_limit_s)))
+        self.h.passModel(highs_lp(np.zeros(self.n), rows, integer=np.zeros(self.n, dtype=bool)))
+
+    def pick(self, weights: np.ndarray) -> list[int] | None:
+        """The candidates of the LP optimum of least total weight, when that vertex is integral (it
+        nearly always is); else None."""
+        # highs_lp maximises: the costs are the negated weights.
+        self.h.changeColsCost(self.n, np.arange(self.n, dtype=np.int32), -np.asarray(weights, dtype=np.float64))
+        self.h.run()
+        if self.h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+            return None
+        x = np.asarray(self.h.getSolution().col_value, dtype=np.float64)
+        if np.any(np.abs(x - np.round(x)) > INTEGRAL_TOL):
+            return None
+        chosen = [int(ci) for ci in np.flatnonzero(x > 0.5)]
+        return chosen if len(chosen) >= self.upper else None
 
 
 def _coloured_other_optimum(
@@ -224,9 +281,9 @@ def _coloured_other_optimum(
 ) -> list[Assignment] | None:
     """OTHER_OPTIMA in turn: the schedule of the first whose paths colour completely (`upper`
     flows), or None. `away` are the paths of the answer that could not be coloured."""
+    optima = _other_optima(cands, slots, cuts, upper, deadline.left())
     for objective in OTHER_OPTIMA:
-        weights = _path_weights(objective, cands, away)
-        picked = _other_optimum(cands, slots, cuts, upper, weights, replace(opts, time_limit_s=deadline.left()))
+        picked = optima.pick(_path_weights(objective, cands, away))
         if picked is None:
             continue
         colour, _ = colour_paths(conflict_graph([cands[ci].arcs for ci in picked]), slots)
@@ -313,21 +370,35 @@ def solve_pathsets(
     other_target: int | None = None  # the bound OTHER_OPTIMA were tried for
     odd_tested: int | None = None  # the bound the odd-set cuts were tried on
     odd_last = False  # the last round only lowered the bound by odd-set cuts
+    first_decided = False  # the first decision (Step.first) has run
+    # (cuts, value, x, duals) of this round's master when it is its LP's vertex (fixing_from_duals).
+    vertex_lp: tuple[int, float, np.ndarray, tuple[np.ndarray, np.ndarray]] | None = None
+    polish_pending = False  # a warm pump left its final PartialCol for after the second decision
     cand_arcs = [c.arcs for c in cands]
 
     def sub(limit_share: float = 1.0) -> SolveOptions:
         return replace(opts, time_limit_s=deadline.left() * limit_share)
 
-    def decide(label: str) -> tuple[bool | None, list[Assignment]]:
+    def decide(label: str, dtime: float = 0.0, hint: list[Assignment] | None = None,
+               first: bool = False) -> tuple[bool | None, list[Assignment]]:
         """A schedule of `upper` flows, or a proof that none exists: then the bound drops by one,
-        with the cut that says so (True / False / None: undecided). CP-SAT within its budget of
-        deterministic time (label "CP-SAT"), else HiGHS within DECIDE_TIME_S."""
+        with the cut that says so (True / False / None: undecided). CP-SAT within `dtime` of
+        deterministic time from `hint` (label "CP-SAT"; the `first` decision, with a fixing,
+        without CP-SAT's own LP), else HiGHS within DECIDE_TIME_S."""
         nonlocal upper
         if label == "CP-SAT":
-            fix = lp_fixing(np.ones(len(cands)), _master_rows(cands, slots, cuts), upper, deadline.left()) \
-                if CPSAT_FIXING else None
+            fix = None
+            if CPSAT_FIXING:
+                rows = _master_rows(cands, slots, cuts)
+                if vertex_lp is not None and vertex_lp[0] == len(cuts):
+                    # This round's master was its LP's vertex, over the same cuts (they only grow).
+                    v, x, (d, y) = vertex_lp[1:]
+                    fix = fixing_from_duals(rows, upper, v, x, d, y)
+                else:
+                    fix = lp_fixing(np.ones(len(cands)), rows, upper, deadline.left())
             exists, got = cpsat.schedule_of_size(num_flows, cands, slots, upper, time_limit_s=deadline.left(),
-                                                 deterministic_time=CPSAT_DECIDE_DTIME, fixing=fix)
+                                                 deterministic_time=dtime, fixing=fix, hint=hint,
+                                                 own_lp=not (first and fix is not None))
         else:
             exists, got = schedule_of_size(num_flows, cands, slots, upper,
                                            SolveOptions(min(DECIDE_TIME_S, deadline.left()), 0.0, opts.threads))
@@ -337,25 +408,6 @@ def solve_pathsets(
             upper -= 1
             cuts.append((list(range(len(cands))), upper, None))
         return exists, got
-
-    def mod4_lowers(chosen: list[int]) -> bool:
-        """Mod-4 cuts violated by the master's answer `chosen` as a proof: when the master's LP
-        with all of them is below the bound, the bound drops to its floor (one row over all
-        candidates says so, as after CP-SAT's "none"; the cuts themselves are not kept)."""
-        nonlocal upper
-        assert upper is not None
-        found = mod4_cuts([cands[ci].arcs for ci in chosen], slots)
-        if not found:
-            return False
-        rows = _master_rows(cands, slots, cuts + [mod4_row(cand_arcs, k, slots) for k in found])
-        value = lp_value(np.ones(len(cands)), rows, sub())
-        lowered = upper if value is None else math.floor(value + 1e-6)
-        notes.append(f"mod-4 cuts: {len(found)}, bound {upper} -> {min(upper, lowered)}")
-        if lowered >= upper:
-            return False
-        upper = lowered
-        cuts.append((list(range(len(cands))), upper, None))
-        return True
 
     def odd_test(chosen: list[int], bound: int) -> tuple[bool, list[Assignment] | None]:
         """Odd-set cuts as a test of the bound: cuts violated by `chosen`, the master again with
@@ -384,6 +436,7 @@ def solve_pathsets(
                 return False, _coloured(num_flows, cands, current, colour)
         if trial:
             notes.append(f"odd-set cuts: {len(trial)}, bound {bound} stays")
+
         return False, None
 
     for rnd in range(ROUNDS_MAX):
@@ -397,6 +450,7 @@ def solve_pathsets(
             break
         bound = math.floor(res.dual_bound + 1e-6)
         upper = bound if upper is None else min(upper, bound)
+        vertex_lp = None if res.lp_duals is None else (len(cuts), res.objective, res.x, res.lp_duals)
         chosen = [int(ci) for ci in np.flatnonzero(res.x > 0.5)]
         adj = conflict_graph([cands[ci].arcs for ci in chosen])
         # DSatur, and where it gave up an exact colouring within a small node budget (it also
@@ -425,7 +479,7 @@ def solve_pathsets(
                 return got, True, upper, notes
         # The MIP's optimum of the master, the try after the other optima when the LP vertex's
         # paths cannot be coloured: after the warm pump from the vertex's colouring ("mip" in
-        # _pumps), or here.
+        # _steps), or here.
         mip_deferred = False
         if failed and vertex and MIP_AFTER_WARM_PUMP:
             notes.append("master's LP vertex: not coloured")
@@ -446,12 +500,10 @@ def solve_pathsets(
             # The bound is usually tight here and the hard part is a schedule that meets it;
             # pump again only when cuts have lowered the bound.
             pumped_target = upper
-            polish_after_decide = False
             coloured = _coloured(num_flows, cands, chosen, colour)
-            # From the master's colouring first, then from the LP optimum (another trajectory),
-            # then a short decision, then the LP optimum again with another perturbation seed.
-            for pump_start, iterations, seed in _pumps():
-                if pump_start == "mip":
+            for step in _steps():
+                kind = step.kind
+                if kind == "mip":
                     # The MIP's optimum of the master (usually another one) after the warm pump from
                     # the LP vertex's colouring failed: colour it, and pump from its colouring.
                     mip = _mip_optimum(num_flows, cands, slots, cuts, sub(), best, chosen, bound) \
@@ -466,21 +518,27 @@ def solve_pathsets(
                     if not failed and len(chosen) >= upper:
                         return _coloured(num_flows, cands, chosen, colour), True, upper, notes
                     coloured = _coloured(num_flows, cands, chosen, colour)
-                    pump_start = "warm"
-                if pump_start == "decide":
-                    # When the bound is above the optimum no pump can meet it, and when it is not
-                    # the pumps often stall a flow short: CP-SAT settles most of these in tens to
-                    # hundreds of milliseconds.
-                    if CPSAT_DECIDE_DTIME <= 0:
+                    kind = "warm"
+                if kind == "decide":
+                    if step.dtime <= 0 or (step.first and first_decided):
                         continue
-                    if MOD4_SHORT and best_count <= upper - MOD4_SHORT and mod4_lowers(chosen):
-                        exists, got = False, []
-                    else:
-                        exists, got = decide("CP-SAT")
+                    hint = None
+                    if step.first:
+                        first_decided = True
+                    if step.first and HINT_EVALUATIONS:
+                        hint = partialcol(num_flows, cands, slots, coloured, HINT_EVALUATIONS)
+                        hint_count = sum(a is not None for a in hint)
+                        notes.append(f"PartialCol from the master's colouring: {hint_count} of {upper}")
+                        if hint_count > best_count:
+                            best, best_count = hint, hint_count
+                        if best_count >= upper:
+                            return best, True, upper, notes
+                    exists, got = decide("CP-SAT", step.dtime, hint, step.first)
                     if exists:
                         return got, True, upper, notes
-                    if polish_after_decide and 0 < best_count < upper:
-                        # The warm pump's final PartialCol, run only now that it can matter.
+                    if polish_pending and 0 < best_count < upper:
+                        # The warm pumps' final PartialCol, run only now that it can matter.
+                        polish_pending = False
                         got = partialcol(num_flows, cands, slots, best)
                         got_count = sum(a is not None for a in got)
                         notes.append(f"PartialCol after the decision: {got_count} of {upper}")
@@ -495,15 +553,16 @@ def solve_pathsets(
                         break
                     continue
                 # The warm pump's final PartialCol on its best rounding (15-25 ms at 110 flows) is
-                # wasted when CP-SAT then finds a schedule of the bound's size: it runs after the
-                # decision instead, when that proves the bound one too high or is undecided (29
-                # hard instances, medians of 3: 1421 -> 1347 ms in sum, the same schedules' sizes).
-                polish_after_decide = pump_start == "warm" and CPSAT_DECIDE_DTIME > 0 and WARM_POLISH_AFTER_DECIDE
-                got = feasibility_pump(num_flows, cands, slots, upper, deadline.left(), iterations_max=iterations,
-                                       start=coloured if pump_start == "warm" else None, seed=seed,
-                                       final_polish=not polish_after_decide)
+                # wasted when CP-SAT's second decision then finds a schedule of the bound's size: it
+                # runs after that decision instead, when it proves the bound one too high or is
+                # undecided (29 hard instances, medians of 3: 1421 -> 1347 ms in sum).
+                defer = kind == "warm" and CPSAT_DECIDE_DTIME > 0 and WARM_POLISH_AFTER_DECIDE
+                polish_pending = polish_pending or defer
+                got = feasibility_pump(num_flows, cands, slots, upper, deadline.left(), iterations_max=step.iterations,
+                                       start=coloured if kind == "warm" else None, seed=step.seed,
+                                       final_polish=not defer)
                 got_count = sum(a is not None for a in got)
-                notes.append(f"feasibility pump ({pump_start}{'' if seed == 0 else f', seed {seed}'}): "
+                notes.append(f"feasibility pump ({kind}{'' if step.seed == 0 else f', seed {step.seed}'}): "
                              f"{got_count} of target {upper}")
                 if got_count > best_count:
                     best, best_count = got, got_count

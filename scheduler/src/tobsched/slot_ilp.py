@@ -31,7 +31,8 @@ def flow_ranks(num_flows: int, cands: list[Candidate]) -> list[int]:
     weight = [0] * num_flows
     for c in cands:
         weight[c.flow] = max(weight[c.flow], max((load[a] for a in c.arcs), default=0))
-    rest = sorted((f for f in range(num_flows) if f not in set(first)), key=lambda f: (-weight[f], f))
+    in_first = set(first)
+    rest = sorted((f for f in range(num_flows) if f not in in_first), key=lambda f: (-weight[f], f))
     order = first + rest
     rank = [0] * num_flows
     for r, f in enumerate(order):
