@@ -273,7 +273,7 @@ def test_another_master_optimum_is_a_master_solution_of_least_cost(seed: int) ->
         assert pathset._path_weights(objective, cands, set()).tolist() == w
     by_flow, by_arc = by_flow_and_arc(cands)
     checked = 0
-    optima = pathset._other_optima(cands, T, [], upper, 30.0)  # one after another, warm-started
+    optima = pathset._OtherOptima(cands, T, [], upper, 30.0)  # one after another, warm-started
     for objective, w in weights.items():
         picked = optima.pick(np.asarray(w, dtype=float))
         rows = pathset._master_rows(cands, T, [])

@@ -238,7 +238,7 @@ def _path_weights(objective: str, cands: list[Candidate], away: set[int]) -> np.
     return np.array([1.0 if ci in away else 0.0 for ci in range(len(cands))])
 
 
-class _other_optima:
+class _OtherOptima:
     """Master solutions with `upper` paths of least total weight, for one weight after another: the
     master with "at least `upper` paths" as one HiGHS LP, each weight solved by simplex from the
     last one's optimal basis (it stays feasible: only the costs change). Warm-started, each takes a
@@ -281,7 +281,7 @@ def _coloured_other_optimum(
 ) -> list[Assignment] | None:
     """OTHER_OPTIMA in turn: the schedule of the first whose paths colour completely (`upper`
     flows), or None. `away` are the paths of the answer that could not be coloured."""
-    optima = _other_optima(cands, slots, cuts, upper, deadline.left())
+    optima = _OtherOptima(cands, slots, cuts, upper, deadline.left())
     for objective in OTHER_OPTIMA:
         picked = optima.pick(_path_weights(objective, cands, away))
         if picked is None:
@@ -375,6 +375,14 @@ def solve_pathsets(
     vertex_lp: tuple[int, float, np.ndarray, tuple[np.ndarray, np.ndarray]] | None = None
     polish_pending = False  # a warm pump left its final PartialCol for after the second decision
     cand_arcs = [c.arcs for c in cands]
+
+    def keep(got: list[Assignment]) -> int:
+        """The flows `got` schedules; it becomes the best schedule when it has more."""
+        nonlocal best, best_count
+        count = sum(a is not None for a in got)
+        if count > best_count:
+            best, best_count = got, count
+        return count
 
     def sub(limit_share: float = 1.0) -> SolveOptions:
         return replace(opts, time_limit_s=deadline.left() * limit_share)
@@ -527,10 +535,7 @@ def solve_pathsets(
                         first_decided = True
                     if step.first and HINT_EVALUATIONS:
                         hint = partialcol(num_flows, cands, slots, coloured, HINT_EVALUATIONS)
-                        hint_count = sum(a is not None for a in hint)
-                        notes.append(f"PartialCol from the master's colouring: {hint_count} of {upper}")
-                        if hint_count > best_count:
-                            best, best_count = hint, hint_count
+                        notes.append(f"PartialCol from the master's colouring: {keep(hint)} of {upper}")
                         if best_count >= upper:
                             return best, True, upper, notes
                     exists, got = decide("CP-SAT", step.dtime, hint, step.first)
@@ -540,10 +545,7 @@ def solve_pathsets(
                         # The warm pumps' final PartialCol, run only now that it can matter.
                         polish_pending = False
                         got = partialcol(num_flows, cands, slots, best)
-                        got_count = sum(a is not None for a in got)
-                        notes.append(f"PartialCol after the decision: {got_count} of {upper}")
-                        if got_count > best_count:
-                            best, best_count = got, got_count
+                        notes.append(f"PartialCol after the decision: {keep(got)} of {upper}")
                     if exists is False:
                         if best_count >= upper:
                             return best, True, upper, notes
@@ -561,20 +563,13 @@ def solve_pathsets(
                 got = feasibility_pump(num_flows, cands, slots, upper, deadline.left(), iterations_max=step.iterations,
                                        start=coloured if kind == "warm" else None, seed=step.seed,
                                        final_polish=not defer)
-                got_count = sum(a is not None for a in got)
                 notes.append(f"feasibility pump ({kind}{'' if step.seed == 0 else f', seed {step.seed}'}): "
-                             f"{got_count} of target {upper}")
-                if got_count > best_count:
-                    best, best_count = got, got_count
+                             f"{keep(got)} of target {upper}")
                 if best_count >= upper:
                     return best, True, upper, notes
         if failed and not greedy_done and not lowered:
             greedy_done = True
-            got = greedy_assign(num_flows, cands, slots)
-            got_count = sum(a is not None for a in got)
-            notes.append(f"greedy: {got_count}")
-            if got_count > best_count:
-                best, best_count = got, got_count
+            notes.append(f"greedy: {keep(greedy_assign(num_flows, cands, slots))}")
             if best_count >= upper:
                 return best, True, upper, notes
             # Decide the bound directly: a schedule of `upper` flows, or a proof that none exists
@@ -609,14 +604,7 @@ def solve_pathsets(
                     colour[v] = exact[j]
                 continue
             unknown = True
-        current: list[Assignment] = [None] * num_flows
-        for v, ci in enumerate(chosen):
-            c = colour[v]
-            if c is not None:
-                current[cands[ci].flow] = (c, ci)
-        count = sum(a is not None for a in current)
-        if count > best_count:
-            best, best_count = current, count
+        keep(_coloured(num_flows, cands, chosen, colour))
         if not cut_added and not unknown:
             notes.append(f"master solved in {rnd + 1} round(s)")
             return best, res.optimal and best_count >= bound, upper, notes
@@ -640,8 +628,8 @@ def solve_pathsets(
         upper_bound=upper,
         clique_cuts=[m for m, b, coefs in cuts if b == slots and coefs is None],
     )
-    if r.x is not None and sum(a is not None for a in got) > best_count:
-        best, best_count = got, sum(a is not None for a in got)
+    if r.x is not None:
+        keep(got)
     last_bound = math.floor(r.dual_bound + 1e-6) if r.x is not None else None
     if last_bound is not None:
         upper = last_bound if upper is None else min(upper, last_bound)
