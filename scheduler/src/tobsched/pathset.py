@@ -277,7 +277,7 @@ class _OtherOptima:
 
 def _coloured_other_optimum(
     num_flows: int, cands: list[Candidate], slots: int, cuts: list[Cut], upper: int,
-    away: set[int], deadline: Deadline, opts: SolveOptions, notes: list[str],
+    away: set[int], deadline: Deadline, notes: list[str],
 ) -> list[Assignment] | None:
     """OTHER_OPTIMA in turn: the schedule of the first whose paths colour completely (`upper`
     flows), or None. `away` are the paths of the answer that could not be coloured."""
@@ -444,7 +444,6 @@ def solve_pathsets(
                 return False, _coloured(num_flows, cands, current, colour)
         if trial:
             notes.append(f"odd-set cuts: {len(trial)}, bound {bound} stays")
-
         return False, None
 
     for rnd in range(ROUNDS_MAX):
@@ -473,7 +472,7 @@ def solve_pathsets(
         if failed and other_target != upper and OTHER_OPTIMA:
             other_target = upper
             got = _coloured_other_optimum(num_flows, cands, slots, cuts, upper, {chosen[v] for v in failed},
-                                          deadline, opts, notes)
+                                          deadline, notes)
             if got is not None:
                 return got, True, upper, notes  # `upper` flows, and `upper` bounds every schedule
         if failed and ODD_SET_ROUNDS and odd_tested != upper:
