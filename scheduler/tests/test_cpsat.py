@@ -113,3 +113,47 @@ def test_without_its_lp_the_decision_with_a_fixing_agrees_with_the_plain_mip(see
         assert exists is want
         if want:
             _check_valid(cands, net.slots, got, best)
+
+
+@pytest.mark.parametrize("unscheduled", [False, True])
+def test_the_hint_covers_the_flows_it_schedules(monkeypatch: pytest.MonkeyPatch, unscheduled: bool) -> None:
+    # HINT_UNSCHEDULED off: CP-SAT is hinted the Booleans of the flows the partial schedule
+    # schedules (1 on its slot, relabelled in rank order, and candidate; 0 on the flow's others) and
+    # none of the other flows'; on: every Boolean, the unscheduled flows' at 0. Both find a schedule.
+    from tobsched.slot_ilp import canonical, flow_ranks
+
+    net, cands = _instance(2, flows=34, slots=3)
+    n = len(net.flows)
+    best = _plain_optimum(net, cands)
+    exists, sched = cpsat.schedule_of_size(n, cands, net.slots, best, time_limit_s=60.0, deterministic_time=30.0)
+    assert exists is True
+    dropped = [f for f, a in enumerate(sched) if a is not None][::3]
+    hint = [None if f in dropped else (2 - a[0], a[1]) if a is not None else None for f, a in enumerate(sched)]
+    models = []
+    real = cpsat._helper()
+
+    class Capture:
+        def __getattr__(self, name: str):  # type: ignore[no-untyped-def]
+            return getattr(real, name)
+
+        class SolveWrapper(real.SolveWrapper):  # type: ignore[misc, name-defined]
+            def solve(self, model):  # type: ignore[no-untyped-def]
+                models.append(model)
+                return super().solve(model)
+
+    monkeypatch.setattr(cpsat, "_helper", lambda: Capture())
+    monkeypatch.setattr(cpsat, "HINT_UNSCHEDULED", unscheduled)
+    exists, got = cpsat.schedule_of_size(n, cands, net.slots, best, time_limit_s=60.0, deterministic_time=30.0,
+                                         hint=hint)
+    assert exists is True
+    _check_valid(cands, net.slots, got, best)
+    # The model's Booleans, in order: each candidate's slots 0..min(rank, T - 1).
+    rank = flow_ranks(n, cands)
+    cols = [(ci, k) for ci, c in enumerate(cands) for k in range(min(rank[c.flow] + 1, net.slots))]
+    want_one = {(a[1], a[0]) for a in canonical(hint, rank) if a is not None}
+    hinted = dict(zip(models[0].solution_hint.vars, models[0].solution_hint.values))
+    covered = {j for j, (ci, _) in enumerate(cols) if unscheduled or hint[cands[ci].flow] is not None}
+    assert len(models[0].variables) == len(cols)
+    assert set(hinted) == covered and (len(covered) == len(cols)) == unscheduled
+    assert {cols[j] for j, v in hinted.items() if v == 1} == want_one
+    assert all(v == 0 for j, v in hinted.items() if cols[j] not in want_one)
