@@ -93,10 +93,17 @@ def test_a_hint_in_any_slot_labelling_gives_the_same_answers() -> None:
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_without_its_lp_the_decision_with_a_fixing_agrees_with_the_plain_mip(seed: int) -> None:
-    # With a fixing CP-SAT runs without its own LP (LINEARIZATION_LEVEL 0); both answers against
-    # the plain MIP, from a PartialCol hint as pathset.py's first decision has.
+@pytest.mark.parametrize("exactly_one", [False, True])
+def test_without_its_lp_the_decision_with_a_fixing_agrees_with_the_plain_mip(
+    monkeypatch: pytest.MonkeyPatch, seed: int, exactly_one: bool
+) -> None:
+    # With a fixing CP-SAT runs without its own LP (LINEARIZATION_LEVEL 0), as pathset.py's first
+    # decision does, the fixing's rows as linear equalities or as "exactly one" constraints
+    # (EXACTLY_ONE); both answers against the plain MIP, from a PartialCol hint. (Above the LP's
+    # value there is no fixing, and pathset.py never asks: CP-SAT keeps its LP there.)
     import numpy as np
+
+    monkeypatch.setattr(cpsat, "EXACTLY_ONE", exactly_one)
 
     from tobsched.fixing import lp_fixing
     from tobsched.greedy import greedy_assign, partialcol
@@ -109,10 +116,28 @@ def test_without_its_lp_the_decision_with_a_fixing_agrees_with_the_plain_mip(see
     for target, want in ((best, True), (best + 1, False)):
         fix = lp_fixing(np.ones(len(cands)), _master_rows(cands, net.slots, []), target, 10.0)
         exists, got = cpsat.schedule_of_size(n, cands, net.slots, target, time_limit_s=60.0,
-                                             deterministic_time=30.0, fixing=fix, hint=hint)
+                                             deterministic_time=30.0, fixing=fix, hint=hint, own_lp=fix is None)
         assert exists is want
         if want:
             _check_valid(cands, net.slots, got, best)
+
+
+def _capture_models(monkeypatch: pytest.MonkeyPatch) -> list:
+    """The models schedule_of_size hands to CP-SAT from now on, in order."""
+    models = []
+    real = cpsat._helper()
+
+    class Capture:
+        def __getattr__(self, name: str):  # type: ignore[no-untyped-def]
+            return getattr(real, name)
+
+        class SolveWrapper(real.SolveWrapper):  # type: ignore[misc, name-defined]
+            def solve(self, model):  # type: ignore[no-untyped-def]
+                models.append(model)
+                return super().solve(model)
+
+    monkeypatch.setattr(cpsat, "_helper", lambda: Capture())
+    return models
 
 
 @pytest.mark.parametrize("unscheduled", [False, True])
@@ -129,19 +154,7 @@ def test_the_hint_covers_the_flows_it_schedules(monkeypatch: pytest.MonkeyPatch,
     assert exists is True
     dropped = [f for f, a in enumerate(sched) if a is not None][::3]
     hint = [None if f in dropped else (2 - a[0], a[1]) if a is not None else None for f, a in enumerate(sched)]
-    models = []
-    real = cpsat._helper()
-
-    class Capture:
-        def __getattr__(self, name: str):  # type: ignore[no-untyped-def]
-            return getattr(real, name)
-
-        class SolveWrapper(real.SolveWrapper):  # type: ignore[misc, name-defined]
-            def solve(self, model):  # type: ignore[no-untyped-def]
-                models.append(model)
-                return super().solve(model)
-
-    monkeypatch.setattr(cpsat, "_helper", lambda: Capture())
+    models = _capture_models(monkeypatch)
     monkeypatch.setattr(cpsat, "HINT_UNSCHEDULED", unscheduled)
     exists, got = cpsat.schedule_of_size(n, cands, net.slots, best, time_limit_s=60.0, deterministic_time=30.0,
                                          hint=hint)
@@ -157,3 +170,42 @@ def test_the_hint_covers_the_flows_it_schedules(monkeypatch: pytest.MonkeyPatch,
     assert set(hinted) == covered and (len(covered) == len(cols)) == unscheduled
     assert {cols[j] for j, v in hinted.items() if v == 1} == want_one
     assert all(v == 0 for j, v in hinted.items() if cols[j] not in want_one)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_fixing_s_rows_become_exactly_one_constraints(monkeypatch: pytest.MonkeyPatch, seed: int) -> None:
+    # EXACTLY_ONE: a fixed-in candidate and a tight row of bound 1 become one "exactly one" over
+    # their Booleans, a tight link row of bound T one per slot over the candidates allowed in it,
+    # any other tight row a linear equality; the answers stay the plain MIP's on both sides.
+    import numpy as np
+
+    from tobsched.fixing import lp_fixing
+    from tobsched.pathset import _master_rows
+    from tobsched.slot_ilp import flow_ranks
+
+    net, cands = _instance(seed, flows=44 + 2 * seed, slots=3, degree=4)
+    n, T = len(net.flows), net.slots
+    best = _plain_optimum(net, cands)
+    fix = lp_fixing(np.ones(len(cands)), _master_rows(cands, T, []), best, 10.0)
+    assert fix is not None
+    rank = flow_ranks(n, cands)
+    allowed = {ci: min(rank[c.flow] + 1, T) for ci, c in enumerate(cands) if ci not in set(fix.out)}
+    ones = [m for m, b in [([ci], 1) for ci in fix.fixed_in] + fix.tight if b == 1]
+    per_slot = [m for m, b in fix.tight if b == T and set.intersection(*(set(cands[ci].arcs) for ci in m))]
+    assert ones and per_slot, "the instance should have both kinds"
+    want = [sorted((ci, k) for ci in m if ci in allowed for k in range(allowed[ci])) for m in ones]
+    want += [sorted((ci, k) for ci in m if ci in allowed and k < allowed[ci]) for m in per_slot for k in range(T)]
+    models = _capture_models(monkeypatch)
+    exists, got = cpsat.schedule_of_size(n, cands, T, best, time_limit_s=60.0, deterministic_time=30.0,
+                                         fixing=fix, own_lp=False)
+    assert exists is True
+    _check_valid(cands, T, got, best)
+    cols = [(ci, k) for ci in range(len(cands)) if ci in allowed for k in range(allowed[ci])]
+    model = models[0]
+    got_rows = [sorted(cols[j] for j in c.exactly_one.literals) for c in model.constraints if c.has_exactly_one()]
+    assert sorted(got_rows) == sorted(want)
+    equalities = [c for c in model.constraints if c.has_linear() and c.linear.domain[0] == c.linear.domain[1]]
+    assert len(equalities) == len(fix.tight) - (len(ones) - len(fix.fixed_in)) - len(per_slot)
+    no = lp_fixing(np.ones(len(cands)), _master_rows(cands, T, []), best + 1, 10.0)
+    assert cpsat.schedule_of_size(n, cands, T, best + 1, time_limit_s=60.0, deterministic_time=30.0,
+                                  fixing=no, own_lp=no is None) == (False, [])

@@ -37,6 +37,10 @@ SEED = 1
 # decides in milliseconds with it (docs/scheduler.md "CP-SAT first, without its LP").
 LINEARIZATION_LEVEL = 0
 SYMMETRY_LEVEL = 0
+# The fixing's rows as "exactly one" constraints where they can be (schedule_of_size), else as
+# linear equalities (False). CP-SAT without its LP propagates a linear equality only once its sum
+# is settled, "exactly one" at each literal, and learns short clauses from it.
+EXACTLY_ONE = True
 # The hint covers the flows it schedules (their Booleans: 1 for the slot and candidate it gives, 0
 # for the others) and leaves the other flows' Booleans to CP-SAT; True: hints those 0 as well. The
 # hint schedules fewer flows than the target, so as a complete hint it is infeasible and CP-SAT
@@ -110,13 +114,23 @@ def schedule_of_size(
             if len(lits) > 1:
                 model.constraints.add().at_most_one.literals.extend(lits)
     if fixing:
-        # The candidates and master rows every schedule of `target` flows fills (over all slots).
+        # The candidates and master rows every schedule of `target` flows fills (over all slots), as
+        # clauses where they are: a row of bound 1 is "exactly one" of its Booleans; a row of bound T
+        # over candidates that share a link (the link's own row) holds T of them, at most one per
+        # slot, so exactly one in each slot (EXACTLY_ONE); any other row is a linear equality.
         for members, bound in [([ci], 1) for ci in fixing.fixed_in] + fixing.tight:
-            lits = every_slot(members)
-            row = model.constraints.add().linear
-            row.vars.extend(lits)
-            row.coeffs.extend([1] * len(lits))
-            row.domain.extend([bound, bound])
+            if EXACTLY_ONE and bound == 1:
+                model.constraints.add().exactly_one.literals.extend(every_slot(members))
+            elif EXACTLY_ONE and bound == T and set.intersection(*(set(cands[ci].arcs) for ci in members)):
+                for k in range(T):
+                    model.constraints.add().exactly_one.literals.extend(
+                        [first[ci] + k for ci in members if k < count[ci]])
+            else:
+                lits = every_slot(members)
+                row = model.constraints.add().linear
+                row.vars.extend(lits)
+                row.coeffs.extend([1] * len(lits))
+                row.domain.extend([bound, bound])
     total = model.constraints.add().linear
     total.vars.extend(range(len(cols)))
     total.coeffs.extend([1] * len(cols))
