@@ -93,17 +93,18 @@ def test_a_hint_in_any_slot_labelling_gives_the_same_answers() -> None:
 
 
 @pytest.mark.parametrize("seed", range(4))
-@pytest.mark.parametrize("exactly_one", [False, True])
+@pytest.mark.parametrize(("exactly_one", "at_least_one"), [(False, False), (True, False), (True, True)])
 def test_without_its_lp_the_decision_with_a_fixing_agrees_with_the_plain_mip(
-    monkeypatch: pytest.MonkeyPatch, seed: int, exactly_one: bool
+    monkeypatch: pytest.MonkeyPatch, seed: int, exactly_one: bool, at_least_one: bool
 ) -> None:
     # With a fixing CP-SAT runs without its own LP (LINEARIZATION_LEVEL 0), as pathset.py's first
-    # decision does, the fixing's rows as linear equalities or as "exactly one" constraints
-    # (EXACTLY_ONE); both answers against the plain MIP, from a PartialCol hint. (Above the LP's
+    # decision does, the fixing's rows as linear equalities or as clauses (EXACTLY_ONE,
+    # AT_LEAST_ONE); both answers against the plain MIP, from a PartialCol hint. (Above the LP's
     # value there is no fixing, and pathset.py never asks: CP-SAT keeps its LP there.)
     import numpy as np
 
     monkeypatch.setattr(cpsat, "EXACTLY_ONE", exactly_one)
+    monkeypatch.setattr(cpsat, "AT_LEAST_ONE", at_least_one)
 
     from tobsched.fixing import lp_fixing
     from tobsched.greedy import greedy_assign, partialcol
@@ -173,16 +174,20 @@ def test_the_hint_covers_the_flows_it_schedules(monkeypatch: pytest.MonkeyPatch,
 
 
 @pytest.mark.parametrize("seed", range(3))
-def test_the_fixing_s_rows_become_exactly_one_constraints(monkeypatch: pytest.MonkeyPatch, seed: int) -> None:
-    # EXACTLY_ONE: a fixed-in candidate and a tight row of bound 1 become one "exactly one" over
-    # their Booleans, a tight link row of bound T one per slot over the candidates allowed in it,
-    # any other tight row a linear equality; the answers stay the plain MIP's on both sides.
+@pytest.mark.parametrize("at_least_one", [False, True])
+def test_the_fixing_s_rows_become_clauses(monkeypatch: pytest.MonkeyPatch, seed: int, at_least_one: bool) -> None:
+    # EXACTLY_ONE: a fixed-in candidate and a tight row of bound 1 become "exactly one" over their
+    # Booleans, a tight link row of bound T one per slot over the candidates allowed in it, any
+    # other tight row a linear equality. AT_LEAST_ONE: where the model's at-most-one rows already
+    # cover the members (one flow's Booleans; one link's in a slot), only the clause "at least one".
+    # The answers stay the plain MIP's on both sides.
     import numpy as np
 
     from tobsched.fixing import lp_fixing
     from tobsched.pathset import _master_rows
     from tobsched.slot_ilp import flow_ranks
 
+    monkeypatch.setattr(cpsat, "AT_LEAST_ONE", at_least_one)
     net, cands = _instance(seed, flows=44 + 2 * seed, slots=3, degree=4)
     n, T = len(net.flows), net.slots
     best = _plain_optimum(net, cands)
@@ -193,8 +198,9 @@ def test_the_fixing_s_rows_become_exactly_one_constraints(monkeypatch: pytest.Mo
     ones = [m for m, b in [([ci], 1) for ci in fix.fixed_in] + fix.tight if b == 1]
     per_slot = [m for m, b in fix.tight if b == T and set.intersection(*(set(cands[ci].arcs) for ci in m))]
     assert ones and per_slot, "the instance should have both kinds"
-    want = [sorted((ci, k) for ci in m if ci in allowed for k in range(allowed[ci])) for m in ones]
-    want += [sorted((ci, k) for ci in m if ci in allowed and k < allowed[ci]) for m in per_slot for k in range(T)]
+    rows = [sorted((ci, k) for ci in m if ci in allowed for k in range(allowed[ci])) for m in ones]
+    rows += [sorted((ci, k) for ci in m if ci in allowed and k < allowed[ci]) for m in per_slot for k in range(T)]
+    clause = [at_least_one and (len({cands[ci].flow for ci in m}) == 1) for m in ones] + [at_least_one] * (T * len(per_slot))
     models = _capture_models(monkeypatch)
     exists, got = cpsat.schedule_of_size(n, cands, T, best, time_limit_s=60.0, deterministic_time=30.0,
                                          fixing=fix, own_lp=False)
@@ -202,8 +208,11 @@ def test_the_fixing_s_rows_become_exactly_one_constraints(monkeypatch: pytest.Mo
     _check_valid(cands, T, got, best)
     cols = [(ci, k) for ci in range(len(cands)) if ci in allowed for k in range(allowed[ci])]
     model = models[0]
-    got_rows = [sorted(cols[j] for j in c.exactly_one.literals) for c in model.constraints if c.has_exactly_one()]
-    assert sorted(got_rows) == sorted(want)
+    got_eo = [sorted(cols[j] for j in c.exactly_one.literals) for c in model.constraints if c.has_exactly_one()]
+    got_or = [sorted(cols[j] for j in c.bool_or.literals) for c in model.constraints if c.has_bool_or()]
+    assert sorted(got_eo) == sorted(r for r, c in zip(rows, clause) if not c)
+    assert sorted(got_or) == sorted(r for r, c in zip(rows, clause) if c)
+    assert not at_least_one or got_or
     equalities = [c for c in model.constraints if c.has_linear() and c.linear.domain[0] == c.linear.domain[1]]
     assert len(equalities) == len(fix.tight) - (len(ones) - len(fix.fixed_in)) - len(per_slot)
     no = lp_fixing(np.ones(len(cands)), _master_rows(cands, T, []), best + 1, 10.0)

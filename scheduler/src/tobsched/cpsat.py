@@ -10,7 +10,8 @@ paths cannot share three slots. CP-SAT's clause learning is made for that kind o
 
 The model is the slot ILP of slot_ilp.py in CP-SAT's terms: a Boolean per (candidate, slot) that
 the symmetry breaking allows (the flow of rank r uses slots 0..r), at most one per flow, at most
-one per directed link and slot, and at least `target` of them. It is built directly as a
+one per directed link and slot, and at least `target` of them; with a fixing (fixing.py), what it
+fixes, as "exactly one" constraints where it can be (EXACTLY_ONE). It is built directly as a
 CpModelProto through the `cp_model_helper` bindings: the `cp_model` wrapper imports pandas, which
 costs more than most solves (1-2 s on this machine).
 
@@ -39,8 +40,16 @@ LINEARIZATION_LEVEL = 0
 SYMMETRY_LEVEL = 0
 # The fixing's rows as "exactly one" constraints where they can be (schedule_of_size), else as
 # linear equalities (False). CP-SAT without its LP propagates a linear equality only once its sum
-# is settled, "exactly one" at each literal, and learns short clauses from it.
+# is settled, a clause at each literal, and learns short clauses from it: on the 50 first decisions
+# of the small instances of seeds 0-11, 2050 -> 1563 ms in sum, proofs most (rrg3/1 110/3 S/PR "no
+# 55" 0.026 -> 0.006 units); whole solves of 161 small instances 2156 -> 1818 ms (docs/scheduler.md
+# "The fixing's rows as clauses").
 EXACTLY_ONE = True
+# Where the model's at-most-one rows already hold the row's members (one flow's Booleans; one link's
+# in a slot), only the other half of "exactly one", the clause "at least one" (False: "exactly
+# one" all the same). The same answers with less propagation: er/0 110/3 S/PR 0.024 -> 0.008 units,
+# the 161 solves 1721 -> 1683 ms.
+AT_LEAST_ONE = True
 # The hint covers the flows it schedules (their Booleans: 1 for the slot and candidate it gives, 0
 # for the others) and leaves the other flows' Booleans to CP-SAT; True: hints those 0 as well. The
 # hint schedules fewer flows than the target, so as a complete hint it is infeasible and CP-SAT
@@ -115,15 +124,19 @@ def schedule_of_size(
                 model.constraints.add().at_most_one.literals.extend(lits)
     if fixing:
         # The candidates and master rows every schedule of `target` flows fills (over all slots), as
-        # clauses where they are: a row of bound 1 is "exactly one" of its Booleans; a row of bound T
-        # over candidates that share a link (the link's own row) holds T of them, at most one per
-        # slot, so exactly one in each slot (EXACTLY_ONE); any other row is a linear equality.
+        # clauses where they are (EXACTLY_ONE): a row of bound 1 is "exactly one" of its Booleans,
+        # "at least one" where they are one flow's (AT_LEAST_ONE); a row of bound T over candidates
+        # that share a link (the link's own row) holds T of them, at most one per slot, so one in
+        # each slot; any other row is a linear equality.
         for members, bound in [([ci], 1) for ci in fixing.fixed_in] + fixing.tight:
             if EXACTLY_ONE and bound == 1:
-                model.constraints.add().exactly_one.literals.extend(every_slot(members))
+                c = model.constraints.add()
+                one_flow = AT_LEAST_ONE and len({cands[ci].flow for ci in members}) == 1
+                (c.bool_or if one_flow else c.exactly_one).literals.extend(every_slot(members))
             elif EXACTLY_ONE and bound == T and set.intersection(*(set(cands[ci].arcs) for ci in members)):
                 for k in range(T):
-                    model.constraints.add().exactly_one.literals.extend(
+                    c = model.constraints.add()
+                    (c.bool_or if AT_LEAST_ONE else c.exactly_one).literals.extend(
                         [first[ci] + k for ci in members if k < count[ci]])
             else:
                 lits = every_slot(members)
