@@ -55,7 +55,8 @@ AT_LEAST_ONE = True
 # hint schedules fewer flows than the target, so as a complete hint it is infeasible and CP-SAT
 # starts by repairing it; as a partial one, CP-SAT completes it. On the 22 first decisions of the
 # small instances of seeds 0-5, 530 -> 444 ms in sum; on 50 of seeds 0-11, 2064 -> 1907 ms; rrg4/1
-# 110/3 S/PR 26 -> 10 ms, rrg4/0 110/3 S/PR 12 -> 22 ms (docs/scheduler.md "The hint").
+# 110/3 S/PR 26 -> 10 ms, rrg4/0 110/3 S/PR 12 -> 22 ms (docs/scheduler.md "The first decision's
+# hint covers only the flows it schedules").
 HINT_UNSCHEDULED = False
 
 
