@@ -63,9 +63,9 @@ def lp_fixing(cost: FloatArray, rows: RowBuilder, target: int, time_limit_s: flo
     if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
         return None
     sol = h.getSolution()
-    return fixing_from_duals(rows, target, float(h.getInfo().objective_function_value),
-                             np.asarray(sol.col_value, dtype=np.float64), np.asarray(sol.col_dual, dtype=np.float64),
-                             np.asarray(sol.row_dual, dtype=np.float64))
+    return _from_duals(rows, target, float(h.getInfo().objective_function_value),
+                       np.asarray(sol.col_value, dtype=np.float64), np.asarray(sol.col_dual, dtype=np.float64),
+                       np.asarray(sol.row_dual, dtype=np.float64))
 
 
 def fixing_from_duals(rows: RowBuilder, target: int, v: float, x: FloatArray, d: FloatArray,
@@ -74,6 +74,11 @@ def fixing_from_duals(rows: RowBuilder, target: int, v: float, x: FloatArray, d:
     solution x, column duals d, row duals y: pathset.py's master when its answer is the LP's
     vertex), as lp_fixing would derive it. None when v is below the target."""
     _check(rows)
+    return _from_duals(rows, target, v, x, d, y)
+
+
+def _from_duals(rows: RowBuilder, target: int, v: float, x: FloatArray, d: FloatArray, y: FloatArray) -> Fixing | None:
+    """fixing_from_duals on rows already checked."""
     if v < target - EPS:
         return None
     starts, index, value, lower, upper = rows.arrays()
