@@ -371,8 +371,8 @@ def solve_pathsets(
     odd_tested: int | None = None  # the bound the odd-set cuts were tried on
     odd_last = False  # the last round only lowered the bound by odd-set cuts
     first_decided = False  # the first decision (Step.first) has run
-    # (cuts, value, x, duals) of this round's master when it is its LP's vertex (fixing_from_duals).
-    vertex_lp: tuple[int, float, np.ndarray, tuple[np.ndarray, np.ndarray]] | None = None
+    # (cuts, answer) of this round's master when the answer is its LP's vertex (fixing_from_duals).
+    vertex_lp: tuple[int, MipResult] | None = None
     polish_pending = False  # a warm pump left its final PartialCol for after the second decision
     cand_arcs = [c.arcs for c in cands]
 
@@ -398,10 +398,10 @@ def solve_pathsets(
             fix = None
             if CPSAT_FIXING:
                 rows = _master_rows(cands, slots, cuts)
-                if vertex_lp is not None and vertex_lp[0] == len(cuts):
+                if vertex_lp is not None and vertex_lp[0] == len(cuts) and vertex_lp[1].lp_duals is not None:
                     # This round's master was its LP's vertex, over the same cuts (they only grow).
-                    v, x, (d, y) = vertex_lp[1:]
-                    fix = fixing_from_duals(rows, upper, v, x, d, y)
+                    lp = vertex_lp[1]
+                    fix = fixing_from_duals(rows, upper, lp.objective, lp.x, *lp.lp_duals)
                 else:
                     fix = lp_fixing(np.ones(len(cands)), rows, upper, deadline.left())
             exists, got = cpsat.schedule_of_size(num_flows, cands, slots, upper, time_limit_s=deadline.left(),
@@ -457,7 +457,7 @@ def solve_pathsets(
             break
         bound = math.floor(res.dual_bound + 1e-6)
         upper = bound if upper is None else min(upper, bound)
-        vertex_lp = None if res.lp_duals is None else (len(cuts), res.objective, res.x, res.lp_duals)
+        vertex_lp = None if res.lp_duals is None else (len(cuts), res)
         chosen = [int(ci) for ci in np.flatnonzero(res.x > 0.5)]
         adj = conflict_graph([cands[ci].arcs for ci in chosen])
         # DSatur, and where it gave up an exact colouring within a small node budget (it also
@@ -530,8 +530,7 @@ def solve_pathsets(
                     if step.dtime <= 0 or (step.first and first_decided):
                         continue
                     hint = None
-                    if step.first:
-                        first_decided = True
+                    first_decided = first_decided or step.first
                     if step.first and HINT_EVALUATIONS:
                         hint = partialcol(num_flows, cands, slots, coloured, HINT_EVALUATIONS)
                         notes.append(f"PartialCol from the master's colouring: {keep(hint)} of {upper}")
